@@ -1,0 +1,35 @@
+# The README's two commands: `make demo` and `make test`, on a machine with only python3 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,demo]'
+	touch $@
+
+$(VENV)/.bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,demo,bench]'
+	touch $@
+
+demo: $(VENV)/.demo
+	$(BIN)/gnc-jax demo --out demo_out
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest -n 2 tests
+
+bench: $(VENV)/.bench
+	$(BIN)/python benchmarks/bench_batched_vs_loop_vs_pymanopt.py
+	$(BIN)/python benchmarks/bench_scaling.py
+
+clean:
+	rm -rf $(VENV) demo_out

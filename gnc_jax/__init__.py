@@ -1,0 +1,61 @@
+"""gnc_jax: batched JAX solvers for the geometry of generalized neural collapse.
+
+Importing gnc_jax enables float64 in JAX (``jax_enable_x64``): every reported margin, angle and
+distance is certified in float64. Solvers may still run in float32 on request
+(``SolverSettings(dtype='float32')``).
+"""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+from gnc_jax.batch import Solution, solve, solve_softmax_code, solve_tammes  # noqa: E402
+from gnc_jax.geometry import (  # noqa: E402
+    Separation,
+    cosines,
+    max_cos,
+    min_angle_deg,
+    one_vs_rest_distances,
+    optimal_features,
+    rattlers,
+    separation,
+    softmax_code_margin,
+    tammes_margin,
+    tammes_rattlers,
+)
+from gnc_jax.solve import SolverSettings  # noqa: E402
+from gnc_jax.theory import (  # noqa: E402
+    cross_polytope,
+    regular_polygon,
+    simplex_etf,
+    softmax_code_bounds,
+    softmax_code_closed_form,
+    tammes_closed_form,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Separation",
+    "Solution",
+    "SolverSettings",
+    "cosines",
+    "cross_polytope",
+    "max_cos",
+    "min_angle_deg",
+    "one_vs_rest_distances",
+    "optimal_features",
+    "rattlers",
+    "regular_polygon",
+    "separation",
+    "simplex_etf",
+    "softmax_code_bounds",
+    "softmax_code_closed_form",
+    "softmax_code_margin",
+    "solve",
+    "solve_softmax_code",
+    "solve_tammes",
+    "tammes_closed_form",
+    "tammes_margin",
+    "tammes_rattlers",
+]

@@ -1,0 +1,251 @@
+"""Many (d, K) pairs in one call: bucket, pad, mask, vmap, shard over devices, certify, scatter back.
+
+Pairs are grouped into buckets of geometric sizes (2, 3, 4, 6, 8, 12, 16, 24, ... in both d and K,
+at most 50% padding per axis). Each bucket is one jitted call whose shapes depend only on the bucket
+(d_max, K_max), the number of pairs rounded up to a power of two, and the settings, so a bucket
+compiles once however many pairs and which (d, K) inside it are solved. The restart axis of every
+population is sharded over all visible devices with ``jax.sharding`` (restarts are rounded up to a
+multiple of the device count); on one CPU this is a no-op.
+
+Every reported number is recomputed in float64 from the returned W by :mod:`gnc_jax.geometry`
+(Wolfe's exact QP with its Frank-Wolfe certificate), vmapped over the bucket as well.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from gnc_jax import geometry
+from gnc_jax.objectives import get_problem
+from gnc_jax.solve import STATUS_NAMES, SolverSettings, solve_pair
+
+TRACE_COUNT = {"solve": 0, "certify": 0}  # incremented at trace time; tests assert compile counts
+
+
+@dataclasses.dataclass(frozen=True)
+class Solution:
+    """Best configuration found for one (d, K) pair, with certified float64 measures.
+
+    Attributes:
+      problem: 'tammes' or 'softmax-code'.
+      d, K: the pair.
+      W: (d, K) float64, unit columns.
+      min_angle_deg, max_cos, rho_one_vs_one: exact Tammes measures of W (eq. 11).
+      rho_one_vs_rest: exact softmax-code margin of W (eq. 3).
+      distances: (K,) exact one-vs-rest distances.
+      rattlers: indices of rattlers of W for the solved problem (Definition 3.4 for softmax codes,
+        points with a farther nearest neighbour for Tammes), at tolerance ``rattler_tol``.
+      certificate_gap: largest Frank-Wolfe gap of the K QPs (<= 1e-12 certifies the distances).
+      status: 'converged', 'max_steps' or 'nonfinite'.
+      restarts: population size used.
+      hits: how many members of the final population reached the best score to 1e-9.
+      wall_s: wall time of the bucket call (compile included) divided among its pairs.
+    """
+
+    problem: str
+    d: int
+    K: int
+    W: np.ndarray
+    min_angle_deg: float
+    max_cos: float
+    rho_one_vs_one: float
+    rho_one_vs_rest: float
+    distances: np.ndarray
+    rattlers: np.ndarray
+    certificate_gap: float
+    status: str
+    restarts: int
+    hits: int
+    wall_s: float
+
+    @property
+    def n_rattlers(self) -> int:
+        return int(len(self.rattlers))
+
+    def summary(self) -> dict:
+        """JSON-ready dict of the scalar fields."""
+        return {
+            "problem": self.problem,
+            "d": self.d,
+            "K": self.K,
+            "min_angle_deg": self.min_angle_deg,
+            "max_cos": self.max_cos,
+            "rho_one_vs_one": self.rho_one_vs_one,
+            "rho_one_vs_rest": self.rho_one_vs_rest,
+            "n_rattlers": self.n_rattlers,
+            "certificate_gap": self.certificate_gap,
+            "status": self.status,
+            "restarts": self.restarts,
+            "hits": self.hits,
+            "wall_s": self.wall_s,
+        }
+
+
+_SIZES = sorted({2, 3} | {2**i for i in range(2, 21)} | {3 * 2**i for i in range(0, 20)})
+
+
+def bucket_size(n: int) -> int:
+    """Smallest size in 2, 3, 4, 6, 8, 12, 16, 24, ... that is >= n."""
+    for s in _SIZES:
+        if s >= n:
+            return s
+    raise ValueError(f"size {n} is too large")
+
+
+def _positive_ints(name: str, values) -> list[int]:
+    vals = [values] if isinstance(values, (int, np.integer)) else values
+    try:
+        vals = list(vals)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer or a sequence of integers, got {values!r}") from None
+    if not vals:
+        raise ValueError(f"{name} is empty")
+    out = []
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{name} must hold integers, got {v!r}")
+        if v < 2:
+            raise ValueError(f"{name} must be >= 2, got {v}")
+        out.append(int(v))
+    return out
+
+
+def device_mesh() -> Mesh:
+    """A 1-D mesh over every visible device, axis name 'restarts'."""
+    return Mesh(np.array(jax.devices()), ("restarts",))
+
+
+@functools.lru_cache(maxsize=None)
+def _bucket_solver(problem_name: str, settings: SolverSettings, d_max: int, K_max: int, n_dev: int):
+    problem = get_problem(problem_name)
+    mesh = device_mesh() if n_dev > 1 else None
+
+    def constrain(tree):
+        if mesh is None:
+            return tree
+        return jax.lax.with_sharding_constraint(tree, NamedSharding(mesh, P("restarts")))
+
+    def run(keys, ds, Ks):
+        TRACE_COUNT["solve"] += 1
+        pair = functools.partial(solve_pair, problem, settings, d_max, K_max, constrain=constrain)
+        res = jax.vmap(pair)(keys, ds, Ks)
+        col_mask = jnp.arange(K_max)[None, :] < Ks[:, None]
+        W = res.params["W"].astype(jnp.float64)
+        sep = jax.vmap(geometry.separation_masked)(W, col_mask)
+        return res, W, sep
+
+    return jax.jit(run)
+
+
+def _pad_pairs(n: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(n)))
+
+
+def solve(
+    problem: str,
+    d: int | Sequence[int],
+    K: int | Sequence[int],
+    *,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    settings: SolverSettings | None = None,
+    rattler_tol: float = 1e-6,
+    **overrides,
+) -> Solution | list[Solution]:
+    """Solve ``problem`` for every pair of the cross product d x K in batched, compiled calls.
+
+    Args:
+      problem: 'tammes' (eq. 11) or 'softmax-code' (eq. 3).
+      d, K: an integer or a sequence of integers (>= 2 each).
+      key: a ``jax.random`` key; or ``seed`` (an int). One of them is required; a pair's result
+        depends only on the key and the pair, not on what else is in the batch.
+      settings: :class:`SolverSettings` (defaults if None); keyword ``overrides`` replace fields,
+        e.g. ``restarts=256``.
+      rattler_tol: tolerance of the rattler test.
+
+    Returns:
+      A :class:`Solution` if d and K are both integers, else a list in the order of the cross product
+      (d outer, K inner).
+    """
+    get_problem(problem)
+    scalar = isinstance(d, (int, np.integer)) and isinstance(K, (int, np.integer))
+    ds = _positive_ints("d", d)
+    Ks = _positive_ints("K", K)
+    if (key is None) == (seed is None):
+        raise ValueError("give exactly one of key (a jax.random key) or seed (an int)")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        key = jax.random.key(int(seed))
+    settings = (settings or SolverSettings()).replace(**overrides) if overrides else (settings or SolverSettings())
+    n_dev = jax.device_count()
+    if settings.restarts % n_dev:
+        settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
+    pairs = [(dd, kk) for dd in ds for kk in Ks]
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for i, (dd, kk) in enumerate(pairs):
+        buckets.setdefault((bucket_size(dd), bucket_size(kk)), []).append(i)
+
+    results: list[Solution | None] = [None] * len(pairs)
+    for (d_max, K_max), members in sorted(buckets.items()):
+        n_pad = _pad_pairs(len(members))
+        idx = members + [members[0]] * (n_pad - len(members))
+        dsb = np.array([pairs[i][0] for i in idx])
+        Ksb = np.array([pairs[i][1] for i in idx])
+        # One key per pair, derived from the pair itself: results do not depend on the batch.
+        keys = jax.vmap(lambda dd, kk: jax.random.fold_in(jax.random.fold_in(key, dd), kk))(dsb, Ksb)
+        fn = _bucket_solver(problem, settings, d_max, K_max, n_dev)
+        t0 = time.perf_counter()
+        res, W, sep = jax.block_until_ready(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
+        wall = (time.perf_counter() - t0) / len(members)
+        res, W, sep = jax.device_get((res, W, sep))
+        for slot, i in enumerate(members):
+            dd, kk = pairs[i]
+            dist = np.asarray(sep.distances[slot, :kk])
+            Wi = np.array(W[slot, :dd, :kk])
+            if problem == "softmax-code":
+                ratt = np.flatnonzero(dist > dist.min() + rattler_tol)
+            else:
+                ratt = geometry.tammes_rattlers(Wi, rattler_tol)
+            scores = np.asarray(res.scores[slot])
+            results[i] = Solution(
+                problem=problem,
+                d=dd,
+                K=kk,
+                W=Wi,
+                min_angle_deg=float(sep.min_angle_deg[slot]),
+                max_cos=float(sep.max_cos[slot]),
+                rho_one_vs_one=float(sep.rho_one_vs_one[slot]),
+                rho_one_vs_rest=float(sep.rho_one_vs_rest[slot]),
+                distances=dist,
+                rattlers=ratt,
+                certificate_gap=float(sep.certificate_gap[slot]),
+                status=STATUS_NAMES[int(res.status[slot])],
+                restarts=settings.restarts,
+                hits=int(np.sum(scores >= scores.max() - 1e-9)),
+                wall_s=wall,
+            )
+    return results[0] if scalar else results
+
+
+def solve_tammes(d, K, **kwargs):
+    """Tammes codes (eq. 11): maximise the minimum pairwise angle. See :func:`solve`."""
+    return solve("tammes", d, K, **kwargs)
+
+
+def solve_softmax_code(d, K, **kwargs):
+    """Softmax codes (Definition 2.1, eq. 3): maximise the minimum one-vs-rest distance.
+    See :func:`solve`."""
+    return solve("softmax-code", d, K, **kwargs)
+
+

@@ -1,0 +1,171 @@
+"""Exact separation measures of a configuration W in OB(d, K), in float64.
+
+Everything here is a certified recomputation from W itself, never a smoothed loss: pairwise cosines,
+the Tammes margin rho_one-vs-one (eq. 11), the one-vs-rest distances and the softmax-code margin
+rho_one-vs-rest (eq. 3) via Wolfe's exact QP (:mod:`gnc_jax.hull`), rattlers (Definition 3.4) and the
+optimal HardMax features of eq. (9). Public functions take W of shape (d, K) and normalise its columns.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gnc_jax import hull
+
+
+def validate_configuration(W, name: str = "W") -> np.ndarray:
+    """Check a user-given configuration and return it as float64 with unit columns.
+
+    Raises:
+      ValueError: naming ``name`` if W is not 2-D, has d < 2 or K < 2, holds NaN/inf, or has a zero
+        column.
+    """
+    try:
+        A = np.asarray(W, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be a real array of shape (d, K): {e}") from None
+    if A.ndim != 2:
+        raise ValueError(f"{name} must have shape (d, K), got an array of shape {A.shape}")
+    d, K = A.shape
+    if d < 2 or K < 2:
+        raise ValueError(f"{name} must have shape (d, K) with d >= 2 and K >= 2, got {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or inf")
+    norms = np.linalg.norm(A, axis=0)
+    if np.any(norms == 0):
+        raise ValueError(f"{name} has zero columns {np.flatnonzero(norms == 0).tolist()}")
+    return A / norms
+
+
+def cosines(W) -> np.ndarray:
+    """Pairwise cosines W^T W (K, K) of the normalised columns."""
+    A = validate_configuration(W)
+    return A.T @ A
+
+
+def _pair_mask(col_mask):
+    return col_mask[:, None] & col_mask[None, :] & ~jnp.eye(col_mask.shape[0], dtype=bool)
+
+
+def max_cos_masked(W, col_mask):
+    """max_{i != j} <w_i, w_j> over real columns."""
+    return jnp.max(jnp.where(_pair_mask(col_mask), W.T @ W, -jnp.inf))
+
+
+def nearest_chords_masked(W, col_mask):
+    """For each real column, the chord ||w_i - w_j|| to its nearest neighbour j (largest cosine),
+    computed from the difference vector, which stays accurate for small angles; +inf off-mask."""
+    cos = jnp.where(_pair_mask(col_mask), W.T @ W, -jnp.inf)
+    nearest = jnp.argmax(cos, axis=1)
+    chord = jnp.linalg.norm(W - W[:, nearest], axis=0)
+    return jnp.where(col_mask, chord, jnp.inf)
+
+
+class Separation(NamedTuple):
+    """Certified separation of one configuration (all float64)."""
+
+    min_angle_deg: jax.Array  # minimum pairwise angle, degrees, 2 asin(chord / 2)
+    max_cos: jax.Array  # maximum pairwise cosine
+    rho_one_vs_one: jax.Array  # Tammes margin, eq. (11): minimum chord
+    distances: jax.Array  # (K,) one-vs-rest distances dist(w_k, conv{w_j : j != k})
+    rho_one_vs_rest: jax.Array  # softmax-code margin, eq. (3)
+    weights: jax.Array  # (K, K) optimal convex weights; row k projects w_k onto conv of the rest
+    certificate_gap: jax.Array  # max_k Frank-Wolfe gap of the K QPs (squared-distance units)
+
+
+def separation_masked(W, col_mask) -> Separation:
+    """All certified measures of a (possibly padded) configuration; jit/vmap friendly."""
+    rho11 = jnp.min(nearest_chords_masked(W, col_mask))
+    mnp = hull.one_vs_rest(W, col_mask)
+    dist = jnp.where(col_mask, jnp.linalg.norm(mnp.x, axis=1), jnp.inf)
+    return Separation(
+        min_angle_deg=jnp.degrees(2 * jnp.arcsin(jnp.minimum(rho11 / 2, 1.0))),
+        max_cos=max_cos_masked(W, col_mask),
+        rho_one_vs_one=rho11,
+        distances=dist,
+        rho_one_vs_rest=jnp.min(dist),
+        weights=mnp.weights,
+        certificate_gap=jnp.max(jnp.where(col_mask, mnp.gap, -jnp.inf)),
+    )
+
+
+_separation = jax.jit(separation_masked)
+
+
+def separation(W) -> Separation:
+    """Certified separation measures of W (d, K); see :class:`Separation`."""
+    A = validate_configuration(W)
+    return _separation(jnp.asarray(A), jnp.ones(A.shape[1], bool))
+
+
+def one_vs_rest_distances(W) -> np.ndarray:
+    """dist(w_k, conv{w_j : j != k}) for every k (eq. 3), exact to float64 rounding, shape (K,)."""
+    return np.asarray(separation(W).distances)
+
+
+def softmax_code_margin(W) -> float:
+    """rho_one-vs-rest(W) = min_k dist(w_k, conv{w_j : j != k}), eq. (3)."""
+    return float(separation(W).rho_one_vs_rest)
+
+
+def tammes_margin(W) -> float:
+    """rho_one-vs-one(W) = min_{k != k'} ||w_k - w_k'||, eq. (11)."""
+    A = validate_configuration(W)
+    return float(jnp.min(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool))))
+
+
+def min_angle_deg(W) -> float:
+    """Minimum pairwise angle in degrees, from the chord: 2 asin(rho_one-vs-one / 2)."""
+    return float(np.degrees(2 * np.arcsin(min(tammes_margin(W) / 2, 1.0))))
+
+
+def max_cos(W) -> float:
+    """Maximum pairwise cosine max_{i != j} <w_i, w_j>."""
+    A = validate_configuration(W)
+    return float(max_cos_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)))
+
+
+def _check_tol(tol):
+    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+
+
+def rattlers(W, tol: float = 1e-6) -> np.ndarray:
+    """Rattlers of W as a softmax code (Definition 3.4, eq. 8): indices k with
+    dist_k > rho_one-vs-rest + tol, i.e. classes that do not attain the minimum one-vs-rest distance.
+    """
+    _check_tol(tol)
+    dist = one_vs_rest_distances(W)
+    return np.flatnonzero(dist > dist.min() + tol)
+
+
+def tammes_rattlers(W, tol: float = 1e-6) -> np.ndarray:
+    """Rattlers of W as a Tammes code: points whose nearest neighbour is farther than the minimum
+    pairwise distance by more than ``tol`` (chord units)."""
+    _check_tol(tol)
+    A = validate_configuration(W)
+    nearest = np.asarray(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)))
+    return np.flatnonzero(nearest > nearest.min() + tol)
+
+
+def optimal_features(W) -> np.ndarray:
+    """The HardMax-optimal class features of eq. (9), shape (d, K):
+    h_k = P_S(w_k - P_{conv{w_j : j != k}}(w_k)), the normalised residual of the projection.
+    Columns with zero distance (w_k inside the hull of the rest) have no defined feature and are NaN.
+    """
+    A = validate_configuration(W)
+    sep = separation(A)
+    residual = A - A @ np.asarray(sep.weights).T
+    norms = np.linalg.norm(residual, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, residual / norms, np.nan)
+
+
+def distances_envelope(W, weights) -> jax.Array:
+    """One-vs-rest distances as a differentiable function of W with the QP weights fixed (envelope
+    theorem): ``jax.grad`` of this at the optimal weights is the gradient of dist_k."""
+    return hull.distances_from_weights(W, jax.lax.stop_gradient(weights))

@@ -1,0 +1,76 @@
+"""Smoothed max-min objectives on OB(d, K) and their exact (unsmoothed) scores.
+
+Each problem is a :class:`Problem`: ``init`` draws parameters (a dict of manifold variables, each of
+shape (d_max, K_max) with unit columns), ``loss(params, col_mask, t)`` is the log-sum-exp smoothing
+at temperature t (to be minimised; it upper-bounds the exact max term and is within t log(#terms) of
+it), and ``score(params, col_mask)`` is the exact quantity the solver maximises (used to select
+candidates; the final numbers are always recomputed by :mod:`gnc_jax.geometry`).
+
+* Tammes, eq. (11): minimise max_{i != j} <w_i, w_j>.
+* Softmax code, eq. (3): by minimax duality dist(w_k, conv{w_j : j != k}) =
+  max_{||h|| = 1} min_{j != k} <w_k - w_j, h> whenever the distance is positive, so
+  rho_one-vs-rest(W) = max_H min_k min_{j != k} <w_k - w_j, h_k>: the HardMax problem (5) with one
+  feature per class. We optimise (W, H) jointly on OB(d, K) x OB(d, K); for any H the score is a
+  lower bound on rho_one-vs-rest(W), tight at the optimal features of eq. (9).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from gnc_jax.sphere import padded_points
+
+
+def _pair_mask(col_mask):
+    return col_mask[:, None] & col_mask[None, :] & ~jnp.eye(col_mask.shape[0], dtype=bool)
+
+
+def _smooth_max(z, mask, t):
+    """t * log sum exp(z / t) over the masked entries (a smooth upper bound of max z)."""
+    return t * jax.nn.logsumexp(jnp.where(mask, z / t, -jnp.inf))
+
+
+def tammes_terms(params):
+    W = params["W"]
+    return W.T @ W
+
+
+def softmax_code_terms(params):
+    """S[j, k] = <w_j - w_k, h_k>; the softmax-code margin is -max over j != k."""
+    A = params["W"].T @ params["H"]
+    return A - jnp.diag(A)[None, :]
+
+
+class Problem(NamedTuple):
+    name: str
+    variables: tuple[str, ...]
+    terms: Callable  # params -> (K, K) matrix whose max over distinct real pairs is minimised
+
+    def init(self, key, d, K, d_max, K_max, dtype):
+        keys = jax.random.split(key, len(self.variables))
+        params = {}
+        for v, k in zip(self.variables, keys):
+            params[v], row_mask, col_mask = padded_points(k, d, K, d_max, K_max, dtype)
+        return params, row_mask, col_mask
+
+    def loss(self, params, col_mask, t):
+        return _smooth_max(self.terms(params), _pair_mask(col_mask), t)
+
+    def score(self, params, col_mask):
+        """Exact objective to maximise: -max over distinct real pairs of the terms."""
+        return -jnp.max(jnp.where(_pair_mask(col_mask), self.terms(params), -jnp.inf))
+
+
+TAMMES = Problem("tammes", ("W",), tammes_terms)
+SOFTMAX_CODE = Problem("softmax-code", ("W", "H"), softmax_code_terms)
+PROBLEMS = {p.name: p for p in (TAMMES, SOFTMAX_CODE)}
+
+
+def get_problem(name: str) -> Problem:
+    """Look up a problem by name ('tammes' or 'softmax-code')."""
+    if name not in PROBLEMS:
+        raise ValueError(f"problem must be one of {sorted(PROBLEMS)}, got {name!r}")
+    return PROBLEMS[name]

@@ -1,0 +1,239 @@
+"""Settings, state and the one shared driver loop for the max-min arrangement problems.
+
+A solve of one (d, K) pair with R restarts runs, inside one jitted function:
+
+1. **anneal**: every restart follows the continuation schedule t_start -> t_end (geometric) of the
+   log-sum-exp smoothing, with Riemannian Adam (project the gradient to the tangent space of
+   OB(d, K), take the optax update, retract by normalising columns). The step is ``learning_rate * t``
+   because the curvature of the smoothing grows like 1/t.
+2. **basin hopping** (the global strategy): ``hop_rounds`` rounds in which every member is perturbed
+   (Gaussian tangent noise of ``hop_scale`` times the typical spacing K^{-1/(d-1)}), re-annealed from
+   ``hop_t_start`` and kept only if its exact score improved; after each round the worse half of
+   the population is replaced by copies of the better half, so the budget concentrates on the best
+   basins.
+3. **polish**: a final continuation down to ``polish_t_end`` so that the smoothing bias sits far
+   below the reported digits.
+
+The driver :func:`run_schedule` is a ``lax.scan`` over (temperature, step size) pairs around a pure
+step with a per-instance ``done`` flag (frozen on a non-finite loss), shared by all three phases and
+both problems. Reported numbers are recomputed exactly by :mod:`gnc_jax.geometry`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from gnc_jax.objectives import Problem
+from gnc_jax.sphere import normalize_columns, tangent_project
+
+CONVERGED, MAX_STEPS, NONFINITE = 0, 1, 2
+STATUS_NAMES = {CONVERGED: "converged", MAX_STEPS: "max_steps", NONFINITE: "nonfinite"}
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverSettings:
+    """Immutable solver settings (plain Python values, validated on construction).
+
+    Attributes:
+      restarts: independent random starts per (d, K) pair (the population of basin hopping).
+      steps: steps of the main continuation.
+      t_start, t_end: temperatures of the main continuation (geometric schedule).
+      learning_rate: Adam step per unit temperature (step size = learning_rate * t).
+      hop_rounds: perturb-and-re-anneal rounds (0 disables basin hopping).
+      hop_steps: steps of each re-anneal.
+      hop_t_start: temperature each re-anneal starts from (it ends at t_end).
+      hop_scale: perturbation size in units of the typical spacing K^{-1/(d-1)}.
+      polish_steps: steps of the final continuation t_end -> polish_t_end.
+      polish_t_end: final temperature of the polish.
+      converged_tol: the status is 'converged' when the exact score changed by less than this over
+        the last half of the polish.
+      dtype: 'float64' (default) or 'float32' (faster; results are still certified in float64).
+    """
+
+    restarts: int = 64
+    steps: int = 2000
+    t_start: float = 0.1
+    t_end: float = 1e-10
+    learning_rate: float = 0.5
+    hop_rounds: int = 6
+    hop_steps: int = 1000
+    hop_t_start: float = 0.01
+    hop_scale: float = 0.6
+    polish_steps: int = 1000
+    polish_t_end: float = 1e-13
+    converged_tol: float = 1e-12
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        for name in ("restarts", "steps", "hop_steps", "polish_steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        v = self.hop_rounds
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"hop_rounds must be an integer >= 0, got {v!r}")
+        for name in ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        if not self.t_end <= self.t_start:
+            raise ValueError(f"t_end must be <= t_start, got t_end={self.t_end}, t_start={self.t_start}")
+        if not self.t_end <= self.hop_t_start:
+            raise ValueError(f"hop_t_start must be >= t_end, got {self.hop_t_start}")
+        if not self.polish_t_end <= self.t_end:
+            raise ValueError(f"polish_t_end must be <= t_end, got {self.polish_t_end}")
+        if not isinstance(self.converged_tol, (int, float)) or not self.converged_tol >= 0:
+            raise ValueError(f"converged_tol must be a number >= 0, got {self.converged_tol!r}")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+
+    def replace(self, **changes) -> SolverSettings:
+        """A copy with some fields changed (validated again)."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ValueError(f"unknown settings {sorted(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+
+class State(NamedTuple):
+    """What the driver carries: manifold variables, optimiser state, per-instance flags."""
+
+    params: dict
+    opt_state: optax.OptState
+    done: jax.Array  # () bool: frozen (non-finite loss met)
+
+
+def geometric(t0: float, t1: float, n: int) -> jax.Array:
+    """n temperatures from t0 to t1, geometrically spaced."""
+    return t0 * (t1 / t0) ** (jnp.arange(n) / max(n - 1, 1))
+
+
+def _optimizer():
+    return optax.scale_by_adam(b1=0.9, b2=0.999, eps=1e-30)
+
+
+def run_schedule(problem: Problem, params: dict, col_mask, temps, learning_rate: float) -> State:
+    """The shared driver: Riemannian Adam on the smoothed objective along a temperature schedule.
+
+    ``lax.scan`` over ``temps``; each step projects the Euclidean gradient onto the tangent space of
+    every variable, applies the optax update scaled by ``learning_rate * t`` and retracts. An instance
+    whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters.
+    """
+    opt = _optimizer()
+    state = State(params, opt.init(params), jnp.array(False))
+    value_and_grad = jax.value_and_grad(problem.loss)
+
+    def step(state: State, t):
+        loss, g = value_and_grad(state.params, col_mask, t)
+        g = {k: tangent_project(state.params[k], v) * col_mask for k, v in g.items()}
+        u, opt_state = opt.update(g, state.opt_state, state.params)
+        new = {k: normalize_columns(state.params[k] - learning_rate * t * u[k]) for k in state.params}
+        finite = jnp.isfinite(loss) & jnp.all(
+            jnp.array([jnp.all(jnp.isfinite(v)) for v in jax.tree_util.tree_leaves(new)])
+        )
+        done = state.done | ~finite
+        keep = lambda old, upd: jnp.where(done, old, upd)  # noqa: E731
+        return State(
+            jax.tree_util.tree_map(keep, state.params, new),
+            jax.tree_util.tree_map(keep, state.opt_state, opt_state),
+            done,
+        ), None
+
+    state, _ = jax.lax.scan(step, state, temps)
+    return state
+
+
+def perturb(key, params: dict, row_mask, col_mask, scale):
+    """Gaussian tangent perturbation of every variable, then retraction (padding is untouched)."""
+    keys = jax.random.split(key, len(params))
+    out = {}
+    for (name, X), k in zip(sorted(params.items()), keys):
+        noise = jax.random.normal(k, X.shape, X.dtype) * row_mask[:, None] * col_mask[None, :]
+        out[name] = normalize_columns(X + scale * tangent_project(X, noise))
+    return out
+
+
+class PairResult(NamedTuple):
+    """Raw per-pair output of :func:`solve_pair` (arrays; certification happens afterwards)."""
+
+    params: dict  # best member's variables, (d_max, K_max) each
+    score: jax.Array  # its exact score (problem.score)
+    scores: jax.Array  # (R,) final scores of the whole population
+    status: jax.Array  # CONVERGED / MAX_STEPS / NONFINITE of the best member
+
+
+def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: int, key, d, K, constrain=None):
+    """Solve one (d, K) pair (d, K may be traced) with all restarts; vmap this over pairs.
+
+    ``constrain``, if given, is applied to the population (leading axis = restarts) to place it on
+    a device mesh (see :mod:`gnc_jax.batch`).
+    """
+    s = settings
+    dtype = jnp.dtype(s.dtype)
+    R = s.restarts
+    k_init, k_hop = jax.random.split(key)
+    params, row_mask, col_mask = jax.vmap(lambda k: problem.init(k, d, K, d_max, K_max, dtype))(
+        jax.random.split(k_init, R)
+    )
+    row_mask, col_mask = row_mask[0], col_mask[0]
+    if constrain is not None:
+        params = constrain(params)
+    score_all = jax.vmap(problem.score, in_axes=(0, None))
+    anneal = jax.vmap(lambda p, temps: run_schedule(problem, p, col_mask, temps, s.learning_rate), (0, None))
+
+    state = anneal(params, geometric(s.t_start, s.t_end, s.steps).astype(dtype))
+    params, score = state.params, jnp.where(state.done, -jnp.inf, score_all(state.params, col_mask))
+
+    spacing = jnp.asarray(K, dtype) ** (-1.0 / (jnp.asarray(d, dtype) - 1.0))
+    hop_temps = geometric(s.hop_t_start, s.t_end, s.hop_steps).astype(dtype)
+
+    def hop(carry, key):
+        params, score = carry
+        k_scale, k_noise = jax.random.split(key)
+        scales = s.hop_scale * spacing * jax.random.uniform(k_scale, (R,), dtype, 0.25, 1.0)
+        trial = jax.vmap(perturb, (0, 0, None, None, 0))(
+            jax.random.split(k_noise, R), params, row_mask, col_mask, scales
+        )
+        st = anneal(trial, hop_temps)
+        trial_score = jnp.where(st.done, -jnp.inf, score_all(st.params, col_mask))
+        better = trial_score > score
+        params = jax.tree_util.tree_map(
+            lambda a, b: jnp.where(better[:, None, None], b, a), params, st.params
+        )
+        score = jnp.maximum(score, trial_score)
+        # Selection: the worse half restarts from copies of the better half.
+        order = jnp.argsort(-score)
+        rank = jnp.arange(R)
+        src = jnp.where(rank < (R + 1) // 2, order, order[rank - (R + 1) // 2])
+        return (jax.tree_util.tree_map(lambda a: a[src], params), score[src]), None
+
+    if s.hop_rounds > 0:
+        (params, score), _ = jax.lax.scan(hop, (params, score), jax.random.split(k_hop, s.hop_rounds))
+
+    # Polish: continue the schedule down to polish_t_end; record the score halfway for the status.
+    half = s.polish_steps // 2
+    temps = geometric(s.t_end, s.polish_t_end, s.polish_steps).astype(dtype)
+    st1 = anneal(params, temps[:half])
+    mid = score_all(st1.params, col_mask)
+    st2 = anneal(st1.params, temps[half:])
+    final = jnp.where(st1.done | st2.done, -jnp.inf, score_all(st2.params, col_mask))
+    finite = jnp.isfinite(final)
+    # Polish never makes a member worse: keep the pre-polish parameters where it did.
+    improved = final >= score
+    params = jax.tree_util.tree_map(
+        lambda a, b: jnp.where(improved[:, None, None], b, a), params, st2.params
+    )
+    score = jnp.where(improved, final, score)
+    best = jnp.argmax(score)
+    status = jnp.where(
+        ~finite[best] & ~jnp.isfinite(score[best]),
+        NONFINITE,
+        jnp.where(jnp.abs(final[best] - mid[best]) <= s.converged_tol, CONVERGED, MAX_STEPS),
+    )
+    return PairResult(jax.tree_util.tree_map(lambda a: a[best], params), score[best], score, status)

@@ -1,0 +1,45 @@
+"""Primitives on the oblique manifold OB(d, K) = {W in R^{d x K} : ||w_k|| = 1}.
+
+W has shape (d, K); column k is w_k. Batched (padded) configurations carry a column mask (K,)
+marking real columns; padded dimensions are rows of zeros and stay zero under every map here.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+def normalize_columns(W: jax.Array) -> jax.Array:
+    """Project each column onto the unit sphere (the retraction of OB(d, K))."""
+    return W / jnp.linalg.norm(W, axis=0, keepdims=True)
+
+
+def random_points(key: jax.Array, d: int, K: int, dtype=jnp.float64) -> jax.Array:
+    """K points uniform on S^{d-1} (normalised Gaussians), shape (d, K)."""
+    return normalize_columns(jax.random.normal(key, (d, K), dtype=dtype))
+
+
+def tangent_project(W: jax.Array, G: jax.Array) -> jax.Array:
+    """Project an ambient direction G onto the tangent space of OB(d, K) at W, column by column."""
+    return G - W * jnp.sum(W * G, axis=0, keepdims=True)
+
+
+def retract(W: jax.Array, V: jax.Array) -> jax.Array:
+    """Move from W along V and return to the manifold by column normalisation."""
+    return normalize_columns(W + V)
+
+
+def padded_points(key: jax.Array, d: int, K: int, d_max: int, K_max: int, dtype=jnp.float64):
+    """Random points of OB(d, K) embedded in a (d_max, K_max) array.
+
+    Real entries live in rows < d and columns < K. Padded columns are the unit vector e_1 (so that
+    normalisation is well defined); they must be masked out of every objective. ``d`` and ``K`` may
+    be traced values, so the same compiled code serves every pair in a bucket.
+    """
+    row_mask = jnp.arange(d_max) < d
+    col_mask = jnp.arange(K_max) < K
+    X = jax.random.normal(key, (d_max, K_max), dtype=dtype) * row_mask[:, None]
+    e1 = jnp.zeros((d_max, 1), dtype).at[0, 0].set(1.0)
+    X = jnp.where(col_mask[None, :], X, e1)
+    return normalize_columns(X), row_mask, col_mask
