@@ -9,7 +9,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from gnc_jax.batch import Solution, solve, solve_softmax_code, solve_tammes  # noqa: E402
+from gnc_jax.batch import Solution, solve, solve_pairs, solve_softmax_code, solve_tammes  # noqa: E402
 from gnc_jax.geometry import (  # noqa: E402
     Separation,
     cosines,
@@ -53,6 +53,7 @@ __all__ = [
     "softmax_code_closed_form",
     "softmax_code_margin",
     "solve",
+    "solve_pairs",
     "solve_softmax_code",
     "solve_tammes",
     "tammes_closed_form",

@@ -1,7 +1,7 @@
 """Many (d, K) pairs in one call: bucket, pad, mask, vmap, shard over devices, certify, scatter back.
 
-Pairs are grouped into buckets of geometric sizes (2, 3, 4, 6, 8, 12, 16, 24, ... in both d and K,
-at most 50% padding per axis). Each bucket is one jitted call whose shapes depend only on the bucket
+Pairs are grouped into buckets of geometric sizes (8, 12, 16, 24, 32, ... in both d and K: at most
+50% padding per axis above 8, and every small pair shares the first bucket). Each bucket is one jitted call whose shapes depend only on the bucket
 (d_max, K_max), the number of pairs rounded up to a power of two, and the settings, so a bucket
 compiles once however many pairs and which (d, K) inside it are solved. The restart axis of every
 population is sharded over all visible devices with ``jax.sharding`` (restarts are rounded up to a
@@ -91,11 +91,11 @@ class Solution:
         }
 
 
-_SIZES = sorted({2, 3} | {2**i for i in range(2, 21)} | {3 * 2**i for i in range(0, 20)})
+_SIZES = sorted({2**i for i in range(3, 21)} | {3 * 2**i for i in range(2, 20)})
 
 
 def bucket_size(n: int) -> int:
-    """Smallest size in 2, 3, 4, 6, 8, 12, 16, 24, ... that is >= n."""
+    """Smallest size in 8, 12, 16, 24, 32, 48, ... that is >= n (small pairs share one bucket)."""
     for s in _SIZES:
         if s >= n:
             return s
@@ -155,43 +155,72 @@ def solve(
     problem: str,
     d: int | Sequence[int],
     K: int | Sequence[int],
-    *,
-    key: jax.Array | None = None,
-    seed: int | None = None,
-    settings: SolverSettings | None = None,
-    rattler_tol: float = 1e-6,
-    **overrides,
+    **kwargs,
 ) -> Solution | list[Solution]:
     """Solve ``problem`` for every pair of the cross product d x K in batched, compiled calls.
 
     Args:
       problem: 'tammes' (eq. 11) or 'softmax-code' (eq. 3).
       d, K: an integer or a sequence of integers (>= 2 each).
-      key: a ``jax.random`` key; or ``seed`` (an int). One of them is required; a pair's result
-        depends only on the key and the pair, not on what else is in the batch.
-      settings: :class:`SolverSettings` (defaults if None); keyword ``overrides`` replace fields,
-        e.g. ``restarts=256``.
-      rattler_tol: tolerance of the rattler test.
+      **kwargs: as for :func:`solve_pairs` (``key`` or ``seed``, ``settings``, setting overrides).
 
     Returns:
       A :class:`Solution` if d and K are both integers, else a list in the order of the cross product
       (d outer, K inner).
     """
-    get_problem(problem)
-    scalar = isinstance(d, (int, np.integer)) and isinstance(K, (int, np.integer))
     ds = _positive_ints("d", d)
     Ks = _positive_ints("K", K)
+    sols = solve_pairs(problem, [(dd, kk) for dd in ds for kk in Ks], **kwargs)
+    scalar = isinstance(d, (int, np.integer)) and isinstance(K, (int, np.integer))
+    return sols[0] if scalar else sols
+
+
+def solve_pairs(
+    problem: str,
+    pairs: Sequence[tuple[int, int]],
+    *,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    settings: SolverSettings | None = None,
+    rattler_tol: float = 1e-6,
+    **overrides,
+) -> list[Solution]:
+    """Solve ``problem`` for a list of (d, K) pairs, one compiled call per size bucket.
+
+    Args:
+      problem: 'tammes' (eq. 11) or 'softmax-code' (eq. 3).
+      pairs: (d, K) pairs, d >= 2 and K >= 2.
+      key: a ``jax.random`` key; or ``seed`` (an int). Exactly one is required. A pair's result
+        depends only on the key, the pair and the settings, not on what else is in the batch.
+      settings: :class:`SolverSettings` (defaults if None); keyword ``overrides`` replace fields,
+        e.g. ``restarts=256``.
+      rattler_tol: tolerance of the rattler test.
+
+    Returns:
+      One :class:`Solution` per pair, in order.
+    """
+    get_problem(problem)
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("pairs is empty")
+    for pair in pairs:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise ValueError(f"pairs must hold (d, K) tuples, got {pair!r}")
+        _positive_ints("d", pair[0])
+        _positive_ints("K", pair[1])
+    pairs = [(int(dd), int(kk)) for dd, kk in pairs]
     if (key is None) == (seed is None):
         raise ValueError("give exactly one of key (a jax.random key) or seed (an int)")
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
         key = jax.random.key(int(seed))
-    settings = (settings or SolverSettings()).replace(**overrides) if overrides else (settings or SolverSettings())
+    settings = settings or SolverSettings()
+    if overrides:
+        settings = settings.replace(**overrides)
     n_dev = jax.device_count()
     if settings.restarts % n_dev:
         settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
-    pairs = [(dd, kk) for dd in ds for kk in Ks]
     buckets: dict[tuple[int, int], list[int]] = {}
     for i, (dd, kk) in enumerate(pairs):
         buckets.setdefault((bucket_size(dd), bucket_size(kk)), []).append(i)
@@ -235,7 +264,7 @@ def solve(
                 hits=int(np.sum(scores >= scores.max() - 1e-9)),
                 wall_s=wall,
             )
-    return results[0] if scalar else results
+    return results
 
 
 def solve_tammes(d, K, **kwargs):

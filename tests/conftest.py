@@ -1,0 +1,33 @@
+"""Shared fixtures. Importing gnc_jax enables float64 in JAX."""
+
+import csv
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+import gnc_jax  # noqa: F401  (enables jax_enable_x64)
+
+DATA = Path(__file__).parent / "data"
+
+
+def known_tammes():
+    """Rows of the proven/best-known Tammes table (a copy of shared/reference/tammes_known.csv)."""
+    with open(DATA / "tammes_known.csv") as f:
+        return [
+            dict(d=int(r["d"]), K=int(r["K"]), angle=float(r["min_angle_deg"]), cos=float(r["max_cos"]),
+                 proven=r["proven_optimal"] == "1", what=r["what"])
+            for r in csv.DictReader(f)
+        ]
+
+
+def random_configuration(seed, d, K):
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((d, K))
+    return W / np.linalg.norm(W, axis=0)
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    assert jax.config.jax_enable_x64
