@@ -1,0 +1,125 @@
+"""Solvers against independent references: Theorem 3.3's closed forms and the known Tammes optima."""
+
+import numpy as np
+import pytest
+from conftest import known_tammes
+
+import gnc_jax
+from gnc_jax import theory
+from gnc_jax.solve import SolverSettings
+
+
+def theorem_3_3_pairs():
+    pairs = [(2, K) for K in range(3, 13)]
+    pairs += [(d, K) for d in (3, 4, 5) for K in range(3, d + 2)]  # K <= d + 1
+    pairs += [(d, K) for d in (3, 4, 5) for K in range(d + 2, 2 * d + 1)]  # d + 1 < K <= 2d
+    return pairs
+
+
+def test_softmax_code_solver_reproduces_theorem_3_3():
+    pairs = theorem_3_3_pairs()
+    sols = gnc_jax.solve_pairs("softmax-code", pairs, seed=0)
+    for (d, K), s in zip(pairs, sols):
+        rho = theory.softmax_code_closed_form(d, K)[0]
+        assert s.rho_one_vs_rest == pytest.approx(rho, abs=1e-9), (d, K, s.rho_one_vs_rest, rho)
+        assert s.certificate_gap <= 1e-12
+        assert s.W.shape == (d, K) and s.W.dtype == np.float64
+        np.testing.assert_allclose(np.linalg.norm(s.W, axis=0), 1.0, atol=1e-12)
+        if d == 2 or K <= d + 1:  # Theorem 3.6: no rattlers
+            assert s.n_rattlers == 0
+
+
+def test_tammes_solver_reaches_every_proven_optimum():
+    rows = [r for r in known_tammes() if r["proven"]]
+    sols = gnc_jax.solve_pairs("tammes", [(r["d"], r["K"]) for r in rows], seed=0)
+    misses = [
+        (r["d"], r["K"], s.min_angle_deg, r["angle"])
+        for r, s in zip(rows, sols)
+        if abs(s.min_angle_deg - r["angle"]) > 1e-6
+    ]
+    assert not misses
+    for r, s in zip(rows, sols):
+        assert s.max_cos == pytest.approx(r["cos"], abs=1e-9)
+
+
+def test_solutions_respect_margin_inequality_and_bounds():
+    sols = gnc_jax.solve_softmax_code(3, [16, 24], seed=1, restarts=16, hop_rounds=2)
+    for s in sols:
+        assert s.rho_one_vs_rest >= 1 - s.max_cos - 1e-12
+        lo, hi = theory.softmax_code_bounds(3, s.K)
+        assert lo <= s.rho_one_vs_rest <= hi
+
+
+SMALL = dict(restarts=8, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8)
+
+
+def test_same_seed_same_answer_and_batch_independence():
+    a = gnc_jax.solve_tammes(3, 7, seed=5, **SMALL)
+    b = gnc_jax.solve_tammes(3, 7, seed=5, **SMALL)
+    np.testing.assert_array_equal(a.W, b.W)
+    c = gnc_jax.solve_tammes(3, 7, seed=6, **SMALL)
+    assert not np.array_equal(a.W, c.W)
+    # Solved among other pairs of the same bucket, the pair gets the same answer.
+    batch = gnc_jax.solve_pairs("tammes", [(4, 5), (3, 7), (2, 6)], seed=5, **SMALL)
+    assert batch[1].min_angle_deg == pytest.approx(a.min_angle_deg, abs=1e-9)
+    np.testing.assert_allclose(batch[1].W, a.W, atol=1e-9)
+
+
+def test_float32_solver_is_certified_in_float64():
+    s = gnc_jax.solve_tammes(3, 6, seed=0, dtype="float32", **SMALL)
+    assert s.W.dtype == np.float64
+    assert s.min_angle_deg == pytest.approx(90.0, abs=1e-3)
+
+
+def test_one_compilation_per_bucket():
+    from gnc_jax import batch
+
+    settings = SolverSettings(**{**SMALL, "t_end": 1e-9})  # settings no other test uses: a fresh cache entry
+    before = batch.TRACE_COUNT["solve"]
+    gnc_jax.solve_pairs("tammes", [(3, 5), (4, 6), (5, 7)], seed=0, settings=settings)
+    assert batch.TRACE_COUNT["solve"] == before + 1
+    # Other pairs of the same bucket and count: no new compilation.
+    gnc_jax.solve_pairs("tammes", [(2, 3), (8, 8), (7, 4)], seed=1, settings=settings)
+    assert batch.TRACE_COUNT["solve"] == before + 1
+    # Two buckets, (d <= 8, K <= 8) already compiled for 3 (padded to 4) pairs and (d <= 8, K in 9..12).
+    gnc_jax.solve_pairs("tammes", [(3, 5), (4, 5), (5, 5), (3, 11), (3, 12), (4, 12)], seed=0, settings=settings)
+    assert batch.TRACE_COUNT["solve"] == before + 2
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(restarts=0), "restarts"),
+        (dict(steps=-1), "steps"),
+        (dict(hop_rounds=-1), "hop_rounds"),
+        (dict(t_start=float("nan")), "t_start"),
+        (dict(t_end=0.0), "t_end"),
+        (dict(learning_rate=-1.0), "learning_rate"),
+        (dict(t_start=1e-3, t_end=1e-2), "t_end"),
+        (dict(dtype="float16"), "dtype"),
+    ],
+)
+def test_settings_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SolverSettings(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: gnc_jax.solve_tammes(1, 5, seed=0), "d must be >= 2"),
+        (lambda: gnc_jax.solve_tammes(3, 1, seed=0), "K must be >= 2"),
+        (lambda: gnc_jax.solve_tammes(3, [], seed=0), "K is empty"),
+        (lambda: gnc_jax.solve_tammes(3, 2.5, seed=0), "K must"),
+        (lambda: gnc_jax.solve_tammes(3, 5), "key"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=-1), "seed"),
+        (lambda: gnc_jax.solve("packing", 3, 5, seed=0), "problem"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, restarts=0), "restarts"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, colour="red"), "unknown settings"),
+        (lambda: gnc_jax.solve_pairs("tammes", [], seed=0), "pairs is empty"),
+        (lambda: gnc_jax.solve_pairs("tammes", [(3,)], seed=0), "pairs"),
+    ],
+)
+def test_bad_solver_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
