@@ -27,7 +27,8 @@ from jax.sharding import PartitionSpec as P
 
 from gnc_jax import geometry
 from gnc_jax.objectives import get_problem
-from gnc_jax.solve import STATUS_NAMES, SolverSettings, solve_pair
+from gnc_jax.polish import polish
+from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, solve_pair
 
 TRACE_COUNT = {"solve": 0, "certify": 0}  # incremented at trace time; tests assert compile counts
 
@@ -141,10 +142,35 @@ def _bucket_solver(problem_name: str, settings: SolverSettings, d_max: int, K_ma
         res = jax.vmap(pair)(keys, ds, Ks)
         col_mask = jnp.arange(K_max)[None, :] < Ks[:, None]
         W = res.params["W"].astype(jnp.float64)
-        sep = jax.vmap(geometry.separation_masked)(W, col_mask)
-        return res, W, sep
+        return res, W, _certify(W, col_mask)
 
     return jax.jit(run)
+
+
+def _certify(W, col_mask):
+    """Certified separation of a bucket of padded configurations (vmapped exact QPs)."""
+    TRACE_COUNT["certify"] += 1
+    return jax.vmap(geometry.separation_masked)(W, col_mask)
+
+
+_certify_jit = jax.jit(_certify)
+
+
+def _polish_bucket(problem, W, sep, dims, iters):
+    """Exact SLP polish of each pair's best configuration (host, float64); W is padded in place."""
+    converged = []
+    for slot, (dd, kk) in enumerate(dims):
+        Wi = np.array(W[slot, :dd, :kk])
+        params = {"W": Wi}
+        if problem.name == "softmax-code":
+            # Start from the exact features of eq. (9): the joint score then equals rho_one-vs-rest(W),
+            # and the polish can only raise it.
+            residual = Wi - Wi @ np.asarray(sep.weights[slot, :kk, :kk]).T
+            params["H"] = residual / np.maximum(np.linalg.norm(residual, axis=0), 1e-300)
+        out, ok = polish(problem, params, max_iter=iters)
+        W[slot, :dd, :kk] = out["W"]
+        converged.append(ok)
+    return converged
 
 
 def _pad_pairs(n: int) -> int:
@@ -236,8 +262,17 @@ def solve_pairs(
         fn = _bucket_solver(problem, settings, d_max, K_max, n_dev)
         t0 = time.perf_counter()
         res, W, sep = jax.block_until_ready(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
-        wall = (time.perf_counter() - t0) / len(members)
         res, W, sep = jax.device_get((res, W, sep))
+        W = np.array(W)
+        status = np.array(res.status)
+        if settings.lp_polish_iters:
+            dims = [pairs[i] for i in members]
+            ok = _polish_bucket(get_problem(problem), W, sep, dims, settings.lp_polish_iters)
+            status[: len(members)] = np.where(status[: len(members)] == NONFINITE, NONFINITE,
+                                              np.where(ok, CONVERGED, MAX_STEPS))
+            col_mask = np.arange(K_max)[None, :] < Ksb[:, None]
+            sep = jax.device_get(_certify_jit(jnp.asarray(W), jnp.asarray(col_mask)))
+        wall = (time.perf_counter() - t0) / len(members)
         for slot, i in enumerate(members):
             dd, kk = pairs[i]
             dist = np.asarray(sep.distances[slot, :kk])
@@ -259,7 +294,7 @@ def solve_pairs(
                 distances=dist,
                 rattlers=ratt,
                 certificate_gap=float(sep.certificate_gap[slot]),
-                status=STATUS_NAMES[int(res.status[slot])],
+                status=STATUS_NAMES[int(status[slot])],
                 restarts=settings.restarts,
                 hits=int(np.sum(scores >= scores.max() - 1e-9)),
                 wall_s=wall,

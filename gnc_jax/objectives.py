@@ -20,6 +20,7 @@ from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gnc_jax.sphere import padded_points
 
@@ -44,10 +45,32 @@ def softmax_code_terms(params):
     return A - jnp.diag(A)[None, :]
 
 
+def tammes_term_grads(params, rows, cols):
+    """Gradients of the terms <w_i, w_j> at (rows, cols): d/dw_i = w_j, d/dw_j = w_i."""
+    W = params["W"]
+    n, (d, K) = len(rows), W.shape
+    G = np.zeros((n, d, K))
+    G[np.arange(n), :, rows] += W[:, cols].T
+    G[np.arange(n), :, cols] += W[:, rows].T
+    return {"W": G}
+
+
+def softmax_code_term_grads(params, rows, cols):
+    """Gradients of S[j, k] = <w_j - w_k, h_k> at (j, k) = (rows, cols)."""
+    W, H = params["W"], params["H"]
+    n, (d, K) = len(rows), W.shape
+    GW, GH = np.zeros((n, d, K)), np.zeros((n, d, K))
+    GW[np.arange(n), :, rows] += H[:, cols].T
+    GW[np.arange(n), :, cols] -= H[:, cols].T
+    GH[np.arange(n), :, cols] += (W[:, rows] - W[:, cols]).T
+    return {"W": GW, "H": GH}
+
+
 class Problem(NamedTuple):
     name: str
     variables: tuple[str, ...]
     terms: Callable  # params -> (K, K) matrix whose max over distinct real pairs is minimised
+    term_grads: Callable  # (numpy params, rows, cols) -> {name: (n, d, K)} gradients of those terms
 
     def init(self, key, d, K, d_max, K_max, dtype):
         keys = jax.random.split(key, len(self.variables))
@@ -64,8 +87,8 @@ class Problem(NamedTuple):
         return -jnp.max(jnp.where(_pair_mask(col_mask), self.terms(params), -jnp.inf))
 
 
-TAMMES = Problem("tammes", ("W",), tammes_terms)
-SOFTMAX_CODE = Problem("softmax-code", ("W", "H"), softmax_code_terms)
+TAMMES = Problem("tammes", ("W",), tammes_terms, tammes_term_grads)
+SOFTMAX_CODE = Problem("softmax-code", ("W", "H"), softmax_code_terms, softmax_code_term_grads)
 PROBLEMS = {p.name: p for p in (TAMMES, SOFTMAX_CODE)}
 
 

@@ -51,8 +51,10 @@ class SolverSettings:
       hop_scale: perturbation size in units of the typical spacing K^{-1/(d-1)}.
       polish_steps: steps of the final continuation t_end -> polish_t_end.
       polish_t_end: final temperature of the polish.
-      converged_tol: the status is 'converged' when the exact score changed by less than this over
-        the last half of the polish.
+      converged_tol: the annealing status is 'converged' when the exact score changed by less than
+        this over the last half of the polish.
+      lp_polish_iters: iterations of the exact active-set (SLP) polish of each pair's best
+        configuration (:mod:`gnc_jax.polish`); 0 skips it. Its convergence sets the final status.
       dtype: 'float64' (default) or 'float32' (faster; results are still certified in float64).
     """
 
@@ -68,6 +70,7 @@ class SolverSettings:
     polish_steps: int = 1000
     polish_t_end: float = 1e-13
     converged_tol: float = 1e-12
+    lp_polish_iters: int = 100
     dtype: str = "float64"
 
     def __post_init__(self):
@@ -75,9 +78,10 @@ class SolverSettings:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        v = self.hop_rounds
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"hop_rounds must be an integer >= 0, got {v!r}")
+        for name in ("hop_rounds", "lp_polish_iters"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
         for name in ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:

@@ -1,0 +1,96 @@
+"""Active-set polish of a max-min configuration by sequential linear programming (SLP).
+
+Annealing leaves the smoothing's footprint: along directions where the margin falls off only
+quadratically (non-isolated optima such as the rho = 1 softmax codes for d + 1 < K <= 2d) steps
+proportional to the temperature cannot travel the remaining distance. The polish works on the exact
+max-min instead. With the terms T(x) of the problem (e.g. the cosines <w_i, w_j> for Tammes) and
+x moved in the tangent space of every column, x(u) = normalise(x + B u), each iteration solves the LP
+
+    minimise s  subject to  T_i(x) + grad T_i(x) . u <= s  for every near-active term i,
+                            -r <= u <= r  (trust region),
+
+takes the step if the exact max decreases, and adapts r by the ratio of actual to predicted
+decrease. Near a vertex solution this converges quadratically; it never makes the exact score
+worse. Runs on the host in float64 on one configuration at a time (once per pair, after the batched
+solve); the LP is solved by HiGHS through ``scipy.optimize.linprog``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linprog
+
+from gnc_jax.objectives import Problem
+
+
+def _tangent_bases(X: np.ndarray) -> np.ndarray:
+    """(K, d, d-1): an orthonormal basis of the tangent space at each column of X."""
+    d, K = X.shape
+    out = np.empty((K, d, d - 1))
+    for k in range(K):
+        Q, _ = np.linalg.qr(np.concatenate([X[:, k : k + 1], np.eye(d)], axis=1))
+        out[k] = Q[:, 1:d]
+    return out
+
+
+def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 1e-3) -> tuple[dict, bool]:
+    """SLP polish of one unpadded configuration; returns (params, converged).
+
+    ``converged`` is True when the LP predicts no further decrease (or the trust region collapsed)
+    before ``max_iter`` iterations.
+
+    Args:
+      problem: the arrangement problem (its ``terms``; the max over distinct pairs is minimised).
+      params: dict of float64 arrays (d, K) with unit columns.
+      max_iter: LP iterations at most.
+      radius: initial trust-region radius (tangent coordinates, infinity norm).
+    """
+    names = tuple(sorted(params))
+    X = {n: np.asarray(params[n], np.float64) for n in names}
+    d, K = X[names[0]].shape
+    off = ~np.eye(K, dtype=bool)
+
+    def value(X):
+        return float(np.max(np.asarray(problem.terms(X))[off]))
+
+    f = value(X)
+    r = radius
+    for _ in range(max_iter):
+        T = np.asarray(problem.terms(X))
+        # A term depends on at most 3 columns with gradient norm <= 2 each, so a step with
+        # |u|_inf <= r moves it by at most 6 sqrt(d - 1) r to first order: those are the candidates.
+        rows, cols = np.nonzero(off & (T >= f - 8 * np.sqrt(d - 1) * r - 1e-12))
+        grads = problem.term_grads(X, rows, cols)
+        T_act = T[rows, cols]
+        # Chain rule into tangent coordinates u (per column, d - 1 each).
+        blocks = [np.einsum("adk,kde->ake", grads[n], _tangent_bases(X[n])).reshape(len(rows), -1) for n in names]
+        A = np.concatenate(blocks, axis=1)
+        # Scaled LP (O(1) numbers at every radius): u = r v, |v|_inf <= 1, model (T - f)/r + A v <= s.
+        n_u = A.shape[1]
+        c = np.zeros(n_u + 1)
+        c[-1] = 1.0
+        A_ub = np.concatenate([A, -np.ones((len(rows), 1))], axis=1)
+        b_ub = (f - T_act) / r
+        bounds = [(-1.0, 1.0)] * n_u + [(None, None)]
+        lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
+        if lp.status != 0:
+            return X, False
+        u = r * lp.x[:-1]
+        predicted = f - np.max(T_act + A @ u)  # the linear model's decrease, evaluated exactly
+        if predicted <= 1e-16:
+            return X, True
+        X_new, i = {}, 0
+        for n in names:
+            B = _tangent_bases(X[n])
+            step = np.einsum("kde,ke->dk", B, u[i : i + K * (d - 1)].reshape(K, d - 1))
+            Y = X[n] + step
+            X_new[n] = Y / np.linalg.norm(Y, axis=0)
+            i += K * (d - 1)
+        f_new = value(X_new)
+        ratio = (f - f_new) / predicted
+        if f_new < f:
+            X, f = X_new, f_new
+        r = r * 2 if ratio > 0.75 else r / 4 if ratio < 0.25 else r
+        if r < 1e-15:
+            return X, True
+    return X, False
