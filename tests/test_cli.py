@@ -1,0 +1,95 @@
+"""End-to-end CLI: output formats, saved files, and one-line errors with exit status 2."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gnc_jax
+from gnc_jax.cli import UsageError, main, parse_int_spec
+
+FAST = ["--restarts", "4", "--steps", "600", "--hop-rounds", "1"]
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "gnc_jax.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_parse_int_spec():
+    assert parse_int_spec("4:7,24", "K") == [4, 5, 6, 24]
+    assert parse_int_spec("5", "d") == [5]
+    assert parse_int_spec("3,3,2", "d") == [2, 3]
+
+
+@pytest.mark.parametrize("text,match", [("", "empty"), ("5:3", "empty range"), ("a", "not an integer"),
+                                        ("2.5", "not an integer"), ("1", ">= 2"), ("3:", "not an integer")])
+def test_parse_int_spec_errors(text, match):
+    with pytest.raises(UsageError, match=match):
+        parse_int_spec(text, "K")
+
+
+def test_json_output_and_save(tmp_path):
+    out = run_cli("solve", "softmax-code", "--d", "2,3", "--K", "4:6", "--format", "json", "--save", str(tmp_path), *FAST)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.strip().splitlines()]
+    assert [(r["d"], r["K"]) for r in rows] == [(2, 4), (2, 5), (3, 4), (3, 5)]
+    for r in rows:
+        for key in ("d", "K", "min_angle_deg", "max_cos", "rho_one_vs_rest", "n_rattlers", "certificate_gap",
+                    "restarts", "wall_s"):
+            assert key in r
+        W = np.load(tmp_path / f"softmax-code_d{r['d']}_K{r['K']}.npy")
+        assert W.shape == (r["d"], r["K"]) and W.dtype == np.float64
+        # The printed margin is the exact margin of the saved configuration.
+        assert gnc_jax.softmax_code_margin(W) == pytest.approx(r["rho_one_vs_rest"], abs=1e-12)
+
+
+def test_table_output():
+    out = run_cli("solve", "tammes", "--d", "3", "--K", "6", *FAST)
+    assert out.returncode == 0, out.stderr
+    header, row = out.stdout.strip().splitlines()
+    assert header.split()[:3] == ["d", "K", "min_angle_deg"]
+    assert abs(float(row.split()[2]) - 90.0) < 1e-6
+
+
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (["solve", "tammes", "--d", "1", "--K", "5"], "--d values must be >= 2"),
+        (["solve", "tammes", "--d", "3", "--K", "1"], "--K values must be >= 2"),
+        (["solve", "tammes", "--d", "3", "--K", "2.5"], "--K"),
+        (["solve", "tammes", "--d", "3", "--K", "9:4"], "empty range"),
+        (["solve", "tammes", "--d", "3", "--K", ""], "--K is empty"),
+        (["solve", "tammes", "--d", "3", "--K", "5", "--restarts", "0"], "--restarts must be >= 1"),
+        (["solve", "tammes", "--d", "3", "--K", "5", "--seed", "x"], "--seed"),
+        (["solve", "packing", "--d", "3", "--K", "5"], "invalid choice"),
+        (["solve", "tammes", "--d", "3"], "--K"),
+        (["solve", "tammes", "--d", "3", "--K", "5", "--format", "xml"], "invalid choice"),
+        (["solve", "tammes", "--d", "3", "--K", "5", "--save", "/proc/nope"], "cannot create directory"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_bad_input_one_line_exit_2(args, match, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("gnc-jax: error:")
+    assert match in err
+
+
+def test_bad_input_subprocess_has_no_traceback():
+    out = run_cli("solve", "tammes", "--d", "0:1", "--K", "5")
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_demo_writes_csv_and_picture(tmp_path):
+    from gnc_jax import demo
+
+    rows = demo.run(str(tmp_path), ds=(2, 3), Ks=(3, 4, 7), settings=dict(restarts=4, steps=600, hop_rounds=1))
+    assert (tmp_path / "results.csv").read_text().startswith("d,K,")
+    assert (tmp_path / "codes.png").stat().st_size > 1000
+    for r in rows:
+        if r["rho_closed_form"] is not None:  # Theorem 3.3 cases
+            assert abs(r["rho_softmax_code"] - r["rho_closed_form"]) < 1e-6
