@@ -9,8 +9,8 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from gnc_jax.batch import Solution, solve, solve_pairs, solve_softmax_code, solve_tammes  # noqa: E402
-from gnc_jax.geometry import (  # noqa: E402
+from gnc_jax.batch import Solution, solve, solve_pairs, solve_softmax_code, solve_tammes
+from gnc_jax.geometry import (
     Separation,
     cosines,
     max_cos,
@@ -23,8 +23,8 @@ from gnc_jax.geometry import (  # noqa: E402
     tammes_margin,
     tammes_rattlers,
 )
-from gnc_jax.solve import SolverSettings  # noqa: E402
-from gnc_jax.theory import (  # noqa: E402
+from gnc_jax.solve import SolverSettings
+from gnc_jax.theory import (
     cross_polytope,
     regular_polygon,
     simplex_etf,

@@ -71,7 +71,7 @@ class Solution:
 
     @property
     def n_rattlers(self) -> int:
-        return int(len(self.rattlers))
+        return len(self.rattlers)
 
     def summary(self) -> dict:
         """JSON-ready dict of the scalar fields."""
@@ -126,7 +126,7 @@ def device_mesh() -> Mesh:
     return Mesh(np.array(jax.devices()), ("restarts",))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bucket_solver(problem_name: str, settings: SolverSettings, d_max: int, K_max: int, n_dev: int):
     problem = get_problem(problem_name)
     mesh = device_mesh() if n_dev > 1 else None

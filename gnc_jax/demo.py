@@ -37,7 +37,7 @@ def run(out_dir: str, seed: int = 0, ds=DEMO_DS, Ks=DEMO_KS, settings=None) -> l
             "softmax_code_rattlers": a.n_rattlers,
             "certificate_gap": max(a.certificate_gap, b.certificate_gap),
         })
-    fmt = lambda v: "-" if v is None else f"{v:.9f}"  # noqa: E731
+    fmt = lambda v: "-" if v is None else f"{v:.9f}"
     print(f"{'d':>2} {'K':>3} {'rho_SC':>12} {'closed form':>12} {'rho(Tammes)':>12} {'angle':>13} "
           f"{'bound lo':>12} {'bound hi':>12}")
     for r in rows:

@@ -47,19 +47,20 @@ def cosines(W) -> np.ndarray:
     return A.T @ A
 
 
-def _pair_mask(col_mask):
+def pair_mask(col_mask):
+    """(K, K) mask of distinct pairs of real columns."""
     return col_mask[:, None] & col_mask[None, :] & ~jnp.eye(col_mask.shape[0], dtype=bool)
 
 
 def max_cos_masked(W, col_mask):
     """max_{i != j} <w_i, w_j> over real columns."""
-    return jnp.max(jnp.where(_pair_mask(col_mask), W.T @ W, -jnp.inf))
+    return jnp.max(jnp.where(pair_mask(col_mask), W.T @ W, -jnp.inf))
 
 
 def nearest_chords_masked(W, col_mask):
     """For each real column, the chord ||w_i - w_j|| to its nearest neighbour j (largest cosine),
     computed from the difference vector, which stays accurate for small angles; +inf off-mask."""
-    cos = jnp.where(_pair_mask(col_mask), W.T @ W, -jnp.inf)
+    cos = jnp.where(pair_mask(col_mask), W.T @ W, -jnp.inf)
     nearest = jnp.argmax(cos, axis=1)
     chord = jnp.linalg.norm(W - W[:, nearest], axis=0)
     return jnp.where(col_mask, chord, jnp.inf)

@@ -91,7 +91,7 @@ def min_norm_point(P: jax.Array, valid: jax.Array, tol: float = 1e-15, max_iter:
         lam_n = jnp.where(positive, jnp.where(act_a, alpha, 0.0), lam_m)
         act_n = jnp.where(positive, act_a, act_m)
         x_n = (P[:, idx_a] * act_n) @ lam_n
-        keep = lambda old, new: jnp.where(stop, old, new)  # noqa: E731
+        keep = lambda old, new: jnp.where(stop, old, new)
         return (
             keep(idx, idx_a),
             keep(act, act_n),

@@ -16,17 +16,15 @@ candidates; the final numbers are always recomputed by :mod:`gnc_jax.geometry`).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gnc_jax.geometry import pair_mask
 from gnc_jax.sphere import padded_points
-
-
-def _pair_mask(col_mask):
-    return col_mask[:, None] & col_mask[None, :] & ~jnp.eye(col_mask.shape[0], dtype=bool)
 
 
 def _smooth_max(z, mask, t):
@@ -80,11 +78,11 @@ class Problem(NamedTuple):
         return params, row_mask, col_mask
 
     def loss(self, params, col_mask, t):
-        return _smooth_max(self.terms(params), _pair_mask(col_mask), t)
+        return _smooth_max(self.terms(params), pair_mask(col_mask), t)
 
     def score(self, params, col_mask):
         """Exact objective to maximise: -max over distinct real pairs of the terms."""
-        return -jnp.max(jnp.where(_pair_mask(col_mask), self.terms(params), -jnp.inf))
+        return -jnp.max(jnp.where(pair_mask(col_mask), self.terms(params), -jnp.inf))
 
 
 TAMMES = Problem("tammes", ("W",), tammes_terms, tammes_term_grads)

@@ -142,7 +142,7 @@ def run_schedule(problem: Problem, params: dict, col_mask, temps, learning_rate:
             jnp.array([jnp.all(jnp.isfinite(v)) for v in jax.tree_util.tree_leaves(new)])
         )
         done = state.done | ~finite
-        keep = lambda old, upd: jnp.where(done, old, upd)  # noqa: E731
+        keep = lambda old, upd: jnp.where(done, old, upd)
         return State(
             jax.tree_util.tree_map(keep, state.params, new),
             jax.tree_util.tree_map(keep, state.opt_state, opt_state),
