@@ -78,8 +78,12 @@ def _plot(rows, path, examples):
     ax.legend(fontsize=8)
     ax = axes[1]
     if 2 in examples:
-        W = examples[2]
-        ax.plot(list(W[0]) + [W[0][0]], list(W[1]) + [W[1][0]], "o-")
+        import numpy as np
+
+        W = examples[2][:, np.argsort(np.arctan2(examples[2][1], examples[2][0]))]
+        ax.plot(np.append(W[0], W[0, 0]), np.append(W[1], W[1, 0]), "o-")
+        t = np.linspace(0, 2 * np.pi, 200)
+        ax.plot(np.cos(t), np.sin(t), lw=0.5, color="gray")
         ax.set_aspect("equal")
         ax.set_title("softmax code d=2, K=7")
     ax = axes[2]
