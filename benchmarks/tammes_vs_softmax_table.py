@@ -1,7 +1,8 @@
 """Tammes codes for d = 3, K = 15..130, and softmax codes beside Tammes codes (Theorem 3.7's conjecture).
 
-Writes benchmarks/results/tammes_d3.json and benchmarks/results/softmax_vs_tammes.json.
-Usage: python benchmarks/tammes_vs_softmax_table.py [--quick]
+Writes benchmarks/results/tammes_d3.json and benchmarks/results/softmax_vs_tammes.json, and renders
+both as benchmarks/results/tables.md.
+Usage: python benchmarks/tammes_vs_softmax_table.py [--quick | --render-only]
 """
 
 import argparse
@@ -26,8 +27,11 @@ def run(problem, pairs, **settings):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="small ranges (smoke test)")
+    ap.add_argument("--render-only", action="store_true", help="only render tables.md from the JSON files")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.render_only:
+        return render()
     meta = {"device": str(jax.devices()[0]), "cpu": platform.processor() or platform.machine(),
             "gnc_jax": gnc_jax.__version__}
 
@@ -55,6 +59,27 @@ def main():
                                                            "total_s": wall_sc + wall_tm,
                                                            "rows": rows}, indent=1))
     print(f"softmax vs tammes: {len(pairs)} pairs, {wall_sc + wall_tm:.0f} s")
+    render()
+
+
+def render():
+    """benchmarks/results/tables.md from the two JSON files."""
+    t = json.loads((OUT / "tammes_d3.json").read_text())
+    lines = [f"# Tammes codes, d = 3 (restarts {t['settings']['restarts']}, hop rounds "
+             f"{t['settings']['hop_rounds']}, {t['total_s']:.0f} s in all on {t['meta']['device']})", "",
+             "| K | min angle (deg) | max cos | rattlers | hits | status | certificate gap |", "|---|---|---|---|---|---|---|"]
+    for r in t["rows"]:
+        lines.append(f"| {r['K']} | {r['min_angle_deg']:.9f} | {r['max_cos']:.12f} | {r['n_rattlers']} | "
+                     f"{r['hits']}/{r['restarts']} | {r['status']} | {r['certificate_gap']:.1e} |")
+    c = json.loads((OUT / "softmax_vs_tammes.json").read_text())
+    lines += ["", f"# Softmax code vs Tammes code ({c['total_s']:.0f} s in all)", "",
+              "| d | K | rho softmax code | rho of Tammes code | 1 - max cos (Tammes) | max cos (softmax code) | "
+              "rattlers SC / Tammes |", "|---|---|---|---|---|---|---|"]
+    for r in c["rows"]:
+        lines.append(f"| {r['d']} | {r['K']} | {r['rho_softmax_code']:.10f} | {r['rho_of_tammes_code']:.10f} | "
+                     f"{r['one_minus_maxcos_tammes']:.10f} | {r['maxcos_of_softmax_code']:.10f} | "
+                     f"{r['rattlers_softmax_code']} / {r['rattlers_tammes']} |")
+    (OUT / "tables.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Many (d, K) pairs in one call: bucket, pad, mask, vmap, shard over devices, certify, scatter back.
 
-Pairs are grouped into buckets of geometric sizes (8, 12, 16, 24, 32, ... in both d and K: at most
-50% padding per axis above 8, and every small pair shares the first bucket). Each bucket is one jitted call whose shapes depend only on the bucket
+Pairs are grouped into buckets of geometric sizes (2, 3, 4, 6, 8, 12, 16, 24, ...: at most 50% padding
+per axis; K starts at 8 so that small K share one bucket, while d is kept tight because padded rows
+cost as much as real ones in every step). Each bucket is one jitted call whose shapes depend only on the bucket
 (d_max, K_max), the number of pairs rounded up to a power of two, and the settings, so a bucket
 compiles once however many pairs and which (d, K) inside it are solved. The restart axis of every
 population is sharded over all visible devices with ``jax.sharding`` (restarts are rounded up to a
@@ -92,13 +93,13 @@ class Solution:
         }
 
 
-_SIZES = sorted({2**i for i in range(3, 21)} | {3 * 2**i for i in range(2, 20)})
+_SIZES = sorted({2, 3} | {2**i for i in range(2, 21)} | {3 * 2**i for i in range(1, 20)})
 
 
-def bucket_size(n: int) -> int:
-    """Smallest size in 8, 12, 16, 24, 32, 48, ... that is >= n (small pairs share one bucket)."""
+def bucket_size(n: int, minimum: int = 2) -> int:
+    """Smallest size in 2, 3, 4, 6, 8, 12, 16, 24, ... that is >= max(n, minimum)."""
     for s in _SIZES:
-        if s >= n:
+        if s >= max(n, minimum):
             return s
     raise ValueError(f"size {n} is too large")
 
@@ -249,7 +250,7 @@ def solve_pairs(
         settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
     buckets: dict[tuple[int, int], list[int]] = {}
     for i, (dd, kk) in enumerate(pairs):
-        buckets.setdefault((bucket_size(dd), bucket_size(kk)), []).append(i)
+        buckets.setdefault((bucket_size(dd), bucket_size(kk, minimum=8)), []).append(i)
 
     results: list[Solution | None] = [None] * len(pairs)
     for (d_max, K_max), members in sorted(buckets.items()):

@@ -69,6 +69,7 @@ class Problem(NamedTuple):
     variables: tuple[str, ...]
     terms: Callable  # params -> (K, K) matrix whose max over distinct real pairs is minimised
     term_grads: Callable  # (numpy params, rows, cols) -> {name: (n, d, K)} gradients of those terms
+    symmetric: bool  # terms[i, j] == terms[j, i]: smooth over i < j only (half the exponentials)
 
     def init(self, key, d, K, d_max, K_max, dtype):
         keys = jax.random.split(key, len(self.variables))
@@ -78,15 +79,18 @@ class Problem(NamedTuple):
         return params, row_mask, col_mask
 
     def loss(self, params, col_mask, t):
-        return _smooth_max(self.terms(params), pair_mask(col_mask), t)
+        mask = pair_mask(col_mask)
+        if self.symmetric:
+            mask = jnp.triu(mask, 1)
+        return _smooth_max(self.terms(params), mask, t)
 
     def score(self, params, col_mask):
         """Exact objective to maximise: -max over distinct real pairs of the terms."""
         return -jnp.max(jnp.where(pair_mask(col_mask), self.terms(params), -jnp.inf))
 
 
-TAMMES = Problem("tammes", ("W",), tammes_terms, tammes_term_grads)
-SOFTMAX_CODE = Problem("softmax-code", ("W", "H"), softmax_code_terms, softmax_code_term_grads)
+TAMMES = Problem("tammes", ("W",), tammes_terms, tammes_term_grads, symmetric=True)
+SOFTMAX_CODE = Problem("softmax-code", ("W", "H"), softmax_code_terms, softmax_code_term_grads, symmetric=False)
 PROBLEMS = {p.name: p for p in (TAMMES, SOFTMAX_CODE)}
 
 

@@ -60,7 +60,7 @@ def test_same_seed_same_answer_and_batch_independence():
     c = gnc_jax.solve_tammes(3, 7, seed=6, **SMALL)
     assert not np.array_equal(a.W, c.W)
     # Solved among other pairs of the same bucket, the pair gets the same answer.
-    batch = gnc_jax.solve_pairs("tammes", [(4, 5), (3, 7), (2, 6)], seed=5, **SMALL)
+    batch = gnc_jax.solve_pairs("tammes", [(3, 5), (3, 7), (3, 6)], seed=5, **SMALL)
     assert batch[1].min_angle_deg == pytest.approx(a.min_angle_deg, abs=1e-9)
     np.testing.assert_allclose(batch[1].W, a.W, atol=1e-9)
 
@@ -76,13 +76,13 @@ def test_one_compilation_per_bucket():
 
     settings = SolverSettings(**{**SMALL, "t_end": 1e-9})  # settings no other test uses: a fresh cache entry
     before = batch.TRACE_COUNT["solve"]
-    gnc_jax.solve_pairs("tammes", [(3, 5), (4, 6), (5, 7)], seed=0, settings=settings)
+    gnc_jax.solve_pairs("tammes", [(5, 5), (6, 6), (5, 7)], seed=0, settings=settings)
     assert batch.TRACE_COUNT["solve"] == before + 1
-    # Other pairs of the same bucket and count: no new compilation.
-    gnc_jax.solve_pairs("tammes", [(2, 3), (8, 8), (7, 4)], seed=1, settings=settings)
+    # Other pairs of the same bucket (d in 5..6, K <= 8) and count: no new compilation.
+    gnc_jax.solve_pairs("tammes", [(6, 3), (5, 8), (6, 4)], seed=1, settings=settings)
     assert batch.TRACE_COUNT["solve"] == before + 1
-    # Two buckets, (d <= 8, K <= 8) already compiled for 3 (padded to 4) pairs and (d <= 8, K in 9..12).
-    gnc_jax.solve_pairs("tammes", [(3, 5), (4, 5), (5, 5), (3, 11), (3, 12), (4, 12)], seed=0, settings=settings)
+    # Two buckets, (d <= 6, K <= 8) already compiled for 3 (padded to 4) pairs and (d <= 6, K in 9..12).
+    gnc_jax.solve_pairs("tammes", [(5, 5), (6, 5), (5, 6), (5, 11), (6, 12), (6, 9)], seed=0, settings=settings)
     assert batch.TRACE_COUNT["solve"] == before + 2
 
 
