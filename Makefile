@@ -28,8 +28,8 @@ test: $(VENV)/.test
 	$(BIN)/python -m pytest -n 2 tests
 
 bench: $(VENV)/.bench
-	$(BIN)/python benchmarks/bench_batched_vs_loop_vs_pymanopt.py
-	$(BIN)/python benchmarks/bench_scaling.py
+	$(BIN)/python benchmarks/bench_solvers.py
+	$(BIN)/python benchmarks/bench_solvers.py --host-devices 2
 
 clean:
 	rm -rf $(VENV) demo_out

@@ -59,10 +59,13 @@ def test_same_seed_same_answer_and_batch_independence():
     np.testing.assert_array_equal(a.W, b.W)
     c = gnc_jax.solve_tammes(3, 7, seed=6, **SMALL)
     assert not np.array_equal(a.W, c.W)
-    # Solved among other pairs of the same bucket, the pair gets the same answer.
+    # Solved among other pairs of the same bucket, the pair gets the same answer: the same certified
+    # values and the same configuration up to rounding (a batch of another size sums in another
+    # order, and the optimisation amplifies that along the free rotation), so compare invariants.
     batch = gnc_jax.solve_pairs("tammes", [(3, 5), (3, 7), (3, 6)], seed=5, **SMALL)
     assert batch[1].min_angle_deg == pytest.approx(a.min_angle_deg, abs=1e-9)
-    np.testing.assert_allclose(batch[1].W, a.W, atol=1e-9)
+    assert batch[1].rho_one_vs_rest == pytest.approx(a.rho_one_vs_rest, abs=1e-9)
+    np.testing.assert_allclose(np.sort(batch[1].distances), np.sort(a.distances), atol=1e-9)
 
 
 def test_float32_solver_is_certified_in_float64():
