@@ -31,7 +31,7 @@ from gnc_jax.objectives import get_problem
 from gnc_jax.polish import polish
 from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, solve_pair
 
-TRACE_COUNT = {"solve": 0, "certify": 0}  # incremented at trace time; tests assert compile counts
+TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,7 +153,6 @@ def _certify(W, col_mask):
     A program of its own, outside the sharded solve: it works per pair, not per restart, and its
     data-dependent while_loop has no business being partitioned across devices.
     """
-    TRACE_COUNT["certify"] += 1
     return jax.vmap(geometry.separation_masked)(W, col_mask)
 
 
@@ -165,9 +164,10 @@ def _polish_bucket(problem, W, sep, dims, iters):
         params = {"W": Wi}
         if problem.name == "softmax-code":
             # Start from the exact features of eq. (9): the joint score then equals rho_one-vs-rest(W),
-            # and the polish can only raise it.
-            residual = Wi - Wi @ np.asarray(sep.weights[slot, :kk, :kk]).T
-            params["H"] = residual / np.maximum(np.linalg.norm(residual, axis=0), 1e-300)
+            # and the polish can only raise it. A point inside the hull of the rest has none: any
+            # unit vector will do there, take w_k.
+            H = geometry.features_from_weights(Wi, sep.weights[slot, :kk, :kk])
+            params["H"] = np.where(np.isnan(H), Wi, H)
         out, ok = polish(problem, params, max_iter=iters)
         W[slot, :dd, :kk] = out["W"]
         converged.append(ok)
@@ -228,7 +228,7 @@ def solve_pairs(
     Returns:
       One :class:`Solution` per pair, in order.
     """
-    get_problem(problem)
+    prob = get_problem(problem)
     pairs = list(pairs)
     if not pairs:
         raise ValueError("pairs is empty")
@@ -271,7 +271,7 @@ def solve_pairs(
         status = np.array(res.status)
         if settings.lp_polish_iters:
             dims = [pairs[i] for i in members]
-            ok = _polish_bucket(get_problem(problem), W, sep, dims, settings.lp_polish_iters)
+            ok = _polish_bucket(prob, W, sep, dims, settings.lp_polish_iters)
             status[: len(members)] = np.where(status[: len(members)] == NONFINITE, NONFINITE,
                                               np.where(ok, CONVERGED, MAX_STEPS))
             sep = jax.device_get(_certify(jnp.asarray(W), col_mask))
@@ -280,10 +280,8 @@ def solve_pairs(
             dd, kk = pairs[i]
             dist = np.asarray(sep.distances[slot, :kk])
             Wi = np.array(W[slot, :dd, :kk])
-            if problem == "softmax-code":
-                ratt = np.flatnonzero(dist > dist.min() + rattler_tol)
-            else:
-                ratt = geometry.tammes_rattlers(Wi, rattler_tol)
+            measure = dist if problem == "softmax-code" else sep.nearest_chords[slot, :kk]
+            ratt = geometry.above_minimum(measure, rattler_tol)
             scores = np.asarray(res.scores[slot])
             results[i] = Solution(
                 problem=problem,

@@ -72,6 +72,7 @@ class Separation(NamedTuple):
     min_angle_deg: jax.Array  # minimum pairwise angle, degrees, 2 asin(chord / 2)
     max_cos: jax.Array  # maximum pairwise cosine
     rho_one_vs_one: jax.Array  # Tammes margin, eq. (11): minimum chord
+    nearest_chords: jax.Array  # (K,) chord from each point to its nearest neighbour
     distances: jax.Array  # (K,) one-vs-rest distances dist(w_k, conv{w_j : j != k})
     rho_one_vs_rest: jax.Array  # softmax-code margin, eq. (3)
     weights: jax.Array  # (K, K) optimal convex weights; row k projects w_k onto conv of the rest
@@ -80,13 +81,15 @@ class Separation(NamedTuple):
 
 def separation_masked(W, col_mask) -> Separation:
     """All certified measures of a (possibly padded) configuration; jit/vmap friendly."""
-    rho11 = jnp.min(nearest_chords_masked(W, col_mask))
+    nearest = nearest_chords_masked(W, col_mask)
+    rho11 = jnp.min(nearest)
     mnp = hull.one_vs_rest(W, col_mask)
     dist = jnp.where(col_mask, jnp.linalg.norm(mnp.x, axis=1), jnp.inf)
     return Separation(
         min_angle_deg=jnp.degrees(2 * jnp.arcsin(jnp.minimum(rho11 / 2, 1.0))),
         max_cos=max_cos_masked(W, col_mask),
         rho_one_vs_one=rho11,
+        nearest_chords=nearest,
         distances=dist,
         rho_one_vs_rest=jnp.min(dist),
         weights=mnp.weights,
@@ -135,13 +138,20 @@ def _check_tol(tol):
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
 
 
+def above_minimum(values, tol: float) -> np.ndarray:
+    """Indices whose value exceeds the minimum by more than ``tol``: the rattlers, given the
+    one-vs-rest distances (Definition 3.4) or the nearest-neighbour chords (Tammes)."""
+    _check_tol(tol)
+    values = np.asarray(values)
+    return np.flatnonzero(values > values.min() + tol)
+
+
 def rattlers(W, tol: float = 1e-6) -> np.ndarray:
     """Rattlers of W as a softmax code (Definition 3.4, eq. 8): indices k with
     dist_k > rho_one-vs-rest + tol, i.e. classes that do not attain the minimum one-vs-rest distance.
     """
     _check_tol(tol)
-    dist = one_vs_rest_distances(W)
-    return np.flatnonzero(dist > dist.min() + tol)
+    return above_minimum(one_vs_rest_distances(W), tol)
 
 
 def tammes_rattlers(W, tol: float = 1e-6) -> np.ndarray:
@@ -149,8 +159,16 @@ def tammes_rattlers(W, tol: float = 1e-6) -> np.ndarray:
     pairwise distance by more than ``tol`` (chord units)."""
     _check_tol(tol)
     A = validate_configuration(W)
-    nearest = np.asarray(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)))
-    return np.flatnonzero(nearest > nearest.min() + tol)
+    return above_minimum(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)), tol)
+
+
+def features_from_weights(W: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Eq. (9) from the QP's convex weights: the normalised residuals w_k - W v_k (NaN where the
+    residual is zero, i.e. w_k lies in the hull of the rest)."""
+    residual = W - W @ np.asarray(weights).T
+    norms = np.linalg.norm(residual, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, residual / norms, np.nan)
 
 
 def optimal_features(W) -> np.ndarray:
@@ -159,11 +177,7 @@ def optimal_features(W) -> np.ndarray:
     Columns with zero distance (w_k inside the hull of the rest) have no defined feature and are NaN.
     """
     A = validate_configuration(W)
-    sep = separation(A)
-    residual = A - A @ np.asarray(sep.weights).T
-    norms = np.linalg.norm(residual, axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(norms > 0, residual / norms, np.nan)
+    return features_from_weights(A, separation(A).weights)
 
 
 def distances_envelope(W, weights) -> jax.Array:

@@ -45,6 +45,8 @@ def test_tammes_solver_reaches_every_proven_optimum():
 def test_solutions_respect_margin_inequality_and_bounds():
     sols = gnc_jax.solve_softmax_code(3, [16, 24], seed=1, restarts=16, hop_rounds=2)
     for s in sols:
+        # Rattlers reported from the bucket's certification equal a recomputation from W alone.
+        np.testing.assert_array_equal(s.rattlers, gnc_jax.rattlers(s.W))
         assert s.rho_one_vs_rest >= 1 - s.max_cos - 1e-12
         lo, hi = theory.softmax_code_bounds(3, s.K)
         assert lo <= s.rho_one_vs_rest <= hi
@@ -55,6 +57,7 @@ SMALL = dict(restarts=8, steps=600, hop_rounds=1, hop_steps=300, polish_steps=30
 
 def test_same_seed_same_answer_and_batch_independence():
     a = gnc_jax.solve_tammes(3, 7, seed=5, **SMALL)
+    np.testing.assert_array_equal(a.rattlers, gnc_jax.tammes_rattlers(a.W))
     b = gnc_jax.solve_tammes(3, 7, seed=5, **SMALL)
     np.testing.assert_array_equal(a.W, b.W)
     c = gnc_jax.solve_tammes(3, 7, seed=6, **SMALL)
