@@ -2,12 +2,14 @@
 
 Importing gnc_jax enables float64 in JAX (``jax_enable_x64``): every reported margin, angle and
 distance is certified in float64. Solvers may still run in float32 on request
-(``SolverSettings(dtype='float32')``).
+(``SolverSettings(dtype='float32')``). It also tunes glibc's allocator thresholds for XLA's
+per-step temporaries (see ``gnc_jax._process``; set ``MALLOC_TRIM_THRESHOLD_`` to opt out).
 """
 
-import jax
+from gnc_jax import _process
 
-jax.config.update("jax_enable_x64", True)
+_process.enable_float64()
+_process.tune_glibc_malloc()
 
 from gnc_jax.batch import Solution, solve, solve_pairs, solve_softmax_code, solve_tammes
 from gnc_jax.geometry import (

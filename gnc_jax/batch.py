@@ -140,7 +140,10 @@ def _bucket_solver(problem_name: str, settings: SolverSettings, d_max: int, K_ma
     def run(keys, ds, Ks):
         TRACE_COUNT["solve"] += 1
         pair = functools.partial(solve_pair, problem, settings, d_max, K_max, constrain=constrain)
-        res = jax.vmap(pair)(keys, ds, Ks)
+        if keys.shape[0] == 1:  # a leading axis of size 1 costs ~50% per step in XLA:CPU; skip the vmap
+            res = jax.tree_util.tree_map(lambda a: a[None], pair(keys[0], ds[0], Ks[0]))
+        else:
+            res = jax.vmap(pair)(keys, ds, Ks)
         return res, res.params["W"].astype(jnp.float64)
 
     return jax.jit(run)

@@ -1,7 +1,7 @@
 """Smoothed max-min objectives on OB(d, K) and their exact (unsmoothed) scores.
 
 Each problem is a :class:`Problem`: ``init`` draws parameters (a dict of manifold variables, each of
-shape (d_max, K_max) with unit columns), ``loss(params, col_mask, t)`` is the log-sum-exp smoothing
+shape (d_max, K_max) with unit columns), ``loss(params, offsets, t)`` is the log-sum-exp smoothing
 at temperature t (to be minimised; it upper-bounds the exact max term and is within t log(#terms) of
 it), and ``score(params, col_mask)`` is the exact quantity the solver maximises (used to select
 candidates; the final numbers are always recomputed by :mod:`gnc_jax.geometry`).
@@ -25,11 +25,6 @@ import numpy as np
 
 from gnc_jax.geometry import pair_mask
 from gnc_jax.sphere import padded_points
-
-
-def _smooth_max(z, mask, t):
-    """t * log sum exp(z / t) over the masked entries (a smooth upper bound of max z)."""
-    return t * jax.nn.logsumexp(jnp.where(mask, z / t, -jnp.inf))
 
 
 def tammes_terms(params):
@@ -78,11 +73,33 @@ class Problem(NamedTuple):
             params[v], row_mask, col_mask = padded_points(k, d, K, d_max, K_max, dtype)
         return params, row_mask, col_mask
 
-    def loss(self, params, col_mask, t):
+    def smoothing_offsets(self, col_mask):
+        """0 on the terms the smoothing runs over (distinct real pairs; i < j if symmetric), -inf
+        elsewhere. Computed once per schedule: an additive mask costs one add per term per step."""
         mask = pair_mask(col_mask)
         if self.symmetric:
             mask = jnp.triu(mask, 1)
-        return _smooth_max(self.terms(params), mask, t)
+        return jnp.where(mask, 0.0, -jnp.inf)
+
+    def loss(self, params, offsets, t):
+        """t * LSE(terms / t) over the terms where ``offsets`` is 0 (see :meth:`smoothing_offsets`)."""
+        z = self.terms(params) + offsets
+        return t * jax.nn.logsumexp(z / t)
+
+    def value_and_grad(self, params, offsets, t):
+        """``loss`` and its gradient in ``params`` with one exponential per term.
+
+        The gradient of t * LSE(z / t) in z is the softmax P of z / t, so the parameter gradient is
+        the terms' VJP applied to P; autodiff through ``logsumexp`` would exponentiate twice, and
+        the exponentials are most of the cost of a step.
+        """
+        terms, vjp = jax.vjp(self.terms, params)
+        z = terms + offsets
+        m = jnp.max(z)
+        e = jnp.exp((z - m) / t)
+        total = jnp.sum(e)
+        (grad,) = vjp(e / total)
+        return m + t * jnp.log(total), grad
 
     def score(self, params, col_mask):
         """Exact objective to maximise: -max over distinct real pairs of the terms."""

@@ -131,10 +131,10 @@ def run_schedule(problem: Problem, params: dict, col_mask, temps, learning_rate:
     """
     opt = _optimizer()
     state = State(params, opt.init(params), jnp.array(False))
-    value_and_grad = jax.value_and_grad(problem.loss)
+    offsets = problem.smoothing_offsets(col_mask)
 
     def step(state: State, t):
-        loss, g = value_and_grad(state.params, col_mask, t)
+        loss, g = problem.value_and_grad(state.params, offsets, t)
         g = {k: tangent_project(state.params[k], v) * col_mask for k, v in g.items()}
         u, opt_state = opt.update(g, state.opt_state, state.params)
         new = {k: normalize_columns(state.params[k] - learning_rate * t * u[k]) for k in state.params}

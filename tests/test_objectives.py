@@ -1,0 +1,113 @@
+"""Smoothed objectives: the one-exponential gradient, the smoothing bound, padding, analytic term grads."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import random_configuration
+
+import gnc_jax
+from gnc_jax.objectives import PROBLEMS, get_problem
+
+
+def _params(problem, seed, d, K, d_max=None, K_max=None):
+    """Random unpadded variables, optionally embedded in zeros of shape (d_max, K_max)."""
+    d_max, K_max = d_max or d, K_max or K
+    out = {}
+    for i, name in enumerate(problem.variables):
+        X = np.zeros((d_max, K_max))
+        X[0, :] = 1.0  # padded columns: e_1, as sphere.padded_points makes them
+        X[:d, :K] = random_configuration(seed + i, d, K)
+        out[name] = jnp.asarray(X)
+    return out, jnp.arange(K_max) < K
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+@pytest.mark.parametrize("t", [0.3, 1e-2, 1e-5])
+def test_value_and_grad_matches_autodiff_of_the_loss(name, t):
+    problem = get_problem(name)
+    params, col_mask = _params(problem, 1, 4, 9, d_max=6, K_max=12)
+    offsets = problem.smoothing_offsets(col_mask)
+    value, grad = problem.value_and_grad(params, offsets, t)
+    ref_value, ref_grad = jax.value_and_grad(problem.loss)(params, offsets, t)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-13, atol=1e-15)
+    for k in params:
+        np.testing.assert_allclose(grad[k], ref_grad[k], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_gradient_matches_finite_differences(name):
+    problem = get_problem(name)
+    params, col_mask = _params(problem, 2, 3, 7)
+    offsets = problem.smoothing_offsets(col_mask)
+    t, h = 0.05, 1e-6
+    _, grad = problem.value_and_grad(params, offsets, t)
+    rng = np.random.default_rng(0)
+    for k in params:
+        direction = rng.standard_normal(params[k].shape)
+        up = dict(params, **{k: params[k] + h * direction})
+        down = dict(params, **{k: params[k] - h * direction})
+        fd = (problem.loss(up, offsets, t) - problem.loss(down, offsets, t)) / (2 * h)
+        np.testing.assert_allclose(np.sum(grad[k] * direction), fd, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+@pytest.mark.parametrize("t", [1.0, 1e-3])
+def test_smoothing_brackets_the_exact_max(name, t):
+    """max z <= t LSE(z / t) <= max z + t log(#terms); #terms = K(K-1)/2 if symmetric, else K(K-1)."""
+    problem = get_problem(name)
+    K = 10
+    params, col_mask = _params(problem, 3, 3, K, d_max=4, K_max=16)
+    offsets = problem.smoothing_offsets(col_mask)
+    exact_max = -problem.score(params, col_mask)
+    n_terms = K * (K - 1) // (2 if problem.symmetric else 1)
+    assert int(np.sum(np.isfinite(offsets))) == n_terms
+    loss = problem.loss(params, offsets, t)
+    assert exact_max <= loss <= exact_max + t * np.log(n_terms) + 1e-15
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_padding_changes_nothing(name):
+    problem = get_problem(name)
+    small, m_small = _params(problem, 4, 3, 8)
+    big, m_big = _params(problem, 4, 3, 8, d_max=6, K_max=16)
+    for t in (0.1, 1e-4):
+        v_small, g_small = problem.value_and_grad(small, problem.smoothing_offsets(m_small), t)
+        v_big, g_big = problem.value_and_grad(big, problem.smoothing_offsets(m_big), t)
+        np.testing.assert_allclose(v_big, v_small, rtol=1e-14)
+        for k in small:
+            np.testing.assert_allclose(g_big[k][:3, :8], g_small[k], rtol=1e-12, atol=1e-15)
+            np.testing.assert_array_equal(g_big[k][3:, :], 0.0)
+    np.testing.assert_allclose(problem.score(big, m_big), problem.score(small, m_small), rtol=1e-15)
+
+
+def test_scores_are_the_certified_margins():
+    """Tammes score = -max_cos; softmax-code score <= rho_one-vs-rest, with equality at eq. (9) features."""
+    W = random_configuration(5, 3, 5)
+    cm = jnp.ones(5, bool)
+    tammes = get_problem("tammes")
+    np.testing.assert_allclose(-tammes.score({"W": jnp.asarray(W)}, cm), gnc_jax.max_cos(W), rtol=1e-15)
+    code = get_problem("softmax-code")
+    rho = gnc_jax.softmax_code_margin(W)
+    assert rho > 0  # 5 random points in R^3 are in convex position almost surely
+    H = gnc_jax.optimal_features(W)
+    np.testing.assert_allclose(code.score({"W": jnp.asarray(W), "H": jnp.asarray(H)}, cm), rho, rtol=1e-10)
+    H_random = random_configuration(6, 3, 5)
+    assert code.score({"W": jnp.asarray(W), "H": jnp.asarray(H_random)}, cm) <= rho + 1e-15
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_analytic_term_gradients_match_jax(name):
+    """The host-side term gradients used by the LP polish agree with autodiff of ``terms``."""
+    problem = get_problem(name)
+    params, _ = _params(problem, 7, 4, 6)
+    rows, cols = np.array([0, 1, 5, 3]), np.array([2, 0, 4, 5])
+    analytic = problem.term_grads({k: np.asarray(v) for k, v in params.items()}, rows, cols)
+    jac = jax.jacobian(problem.terms)(params)
+    for k in params:
+        np.testing.assert_allclose(analytic[k], np.asarray(jac[k])[rows, cols], rtol=1e-13, atol=1e-15)
+
+
+def test_unknown_problem_is_named():
+    with pytest.raises(ValueError, match="problem must be one of"):
+        get_problem("kissing")
