@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ test: $(VENV)/.test
 bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/bench_solvers.py
 	$(BIN)/python benchmarks/bench_solvers.py --host-devices 2
+
+lint: $(VENV)/.test
+	$(BIN)/python -m pip install --quiet ruff
+	$(BIN)/ruff check gnc_jax tests benchmarks
+	$(BIN)/ruff format --check gnc_jax tests benchmarks
 
 clean:
 	rm -rf $(VENV) demo_out

@@ -33,7 +33,9 @@ from gnc_jax import batch
 
 OUT = Path(__file__).parent / "results"
 T0, T1, STAGES = 0.1, 1e-6, 11  # pymanopt continuation: 11 temperatures, 0.1 -> 1e-6
-ANNEAL = dict(steps=2000, t_start=T0, t_end=T1, hop_rounds=0, polish_steps=1, polish_t_end=T1, lp_polish_iters=0)
+ANNEAL = dict(
+    steps=2000, t_start=T0, t_end=T1, hop_rounds=0, polish_steps=1, polish_t_end=T1, lp_polish_iters=0
+)
 
 
 def batched(d, K, restarts, seed=0, **kw):
@@ -61,6 +63,7 @@ def pymanopt_per_instance(d, K, n):
         X = np.asarray(gnc_jax.sphere.random_points(jax.random.key(i), d, K))
         t = time.perf_counter()
         for temp in np.geomspace(T0, T1, STAGES):
+
             @pymanopt.function.jax(manifold)
             def cost(W, temp=temp):
                 G = jnp.where(mask, W.T @ W, -jnp.inf)
@@ -80,22 +83,41 @@ def main():
     ap.add_argument("--skip-scaling", action="store_true", help="only the head-to-head comparison")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    res = {"meta": {"device": str(jax.devices()[0]), "n_devices": jax.device_count(),
-                    "cpu": platform.processor() or platform.machine(), "gnc_jax": gnc_jax.__version__},
-           "anneal_settings": ANNEAL, "pymanopt_continuation": [T0, T1, STAGES]}
+    res = {
+        "meta": {
+            "device": str(jax.devices()[0]),
+            "n_devices": jax.device_count(),
+            "cpu": platform.processor() or platform.machine(),
+            "gnc_jax": gnc_jax.__version__,
+        },
+        "anneal_settings": ANNEAL,
+        "pymanopt_continuation": [T0, T1, STAGES],
+    }
     # Start JAX's runtime once (not charged to any solver); every measured call still compiles.
     gnc_jax.solve_tammes(2, 3, seed=0, restarts=1, **{**ANNEAL, "steps": 2})
     d, K, R = 3, 24, (64 if args.quick else 1024)
     wall, s = batched(d, K, R)
-    res["batched"] = {"d": d, "K": K, "restarts": R, "wall_s": wall, "per_instance_s": wall / R,
-                      "best_angle_deg": s.min_angle_deg, "hits_1e-9": s.hits}
+    res["batched"] = {
+        "d": d,
+        "K": K,
+        "restarts": R,
+        "wall_s": wall,
+        "per_instance_s": wall / R,
+        "best_angle_deg": s.min_angle_deg,
+        "hits_1e-9": s.hits,
+    }
     t_loop, a_loop = loop(d, K, 4 if args.quick else 16)
     res["loop"] = {"per_instance_s": t_loop, "best_angle_deg": a_loop}
     t_pm, a_pm = pymanopt_per_instance(d, K, 1 if args.quick else 3)
     res["pymanopt"] = {"per_instance_s": t_pm, "best_angle_deg": a_pm}
     res["speedup_vs_loop"] = t_loop / (wall / R)
     res["speedup_vs_pymanopt"] = t_pm / (wall / R)
-    print(json.dumps({k: res[k] for k in ("batched", "loop", "pymanopt", "speedup_vs_loop", "speedup_vs_pymanopt")}, indent=1))
+    print(
+        json.dumps(
+            {k: res[k] for k in ("batched", "loop", "pymanopt", "speedup_vs_loop", "speedup_vs_pymanopt")},
+            indent=1,
+        )
+    )
     name = "solvers.json" if args.host_devices is None else f"solvers_{args.host_devices}dev.json"
 
     def save():  # after every stage: an interrupted run keeps what it measured
@@ -108,15 +130,17 @@ def main():
         return
 
     res["scaling_K"] = []
-    for K in ([16, 64] if args.quick else [16, 32, 64, 128, 256, 512, 1024]):
+    for K in [16, 64] if args.quick else [16, 32, 64, 128, 256, 512, 1024]:
         wall, s = batched(8, K, 8, steps=500)
         res["scaling_K"].append({"d": 8, "K": K, "restarts": 8, "steps": 500, "wall_s": wall})
         save()
         print("K", K, f"{wall:.2f}s", flush=True)
     res["scaling_batch"] = []
-    for R in ([16, 64] if args.quick else [16, 64, 256, 1024, 4096]):
+    for R in [16, 64] if args.quick else [16, 64, 256, 1024, 4096]:
         wall, s = batched(3, 24, R)
-        res["scaling_batch"].append({"d": 3, "K": 24, "restarts": R, "wall_s": wall, "per_instance_s": wall / R})
+        res["scaling_batch"].append(
+            {"d": 3, "K": 24, "restarts": R, "wall_s": wall, "per_instance_s": wall / R}
+        )
         save()
         print("R", R, f"{wall:.2f}s", flush=True)
 

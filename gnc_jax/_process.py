@@ -31,4 +31,6 @@ def tune_glibc_malloc(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 
         mallopt = libc.mallopt
     except (OSError, AttributeError):
         return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(_M_TRIM_THRESHOLD, trim_threshold))
+    return bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, trim_threshold)
+    )

@@ -2,8 +2,8 @@
 
 Pairs are grouped into buckets of geometric sizes (2, 3, 4, 6, 8, 12, 16, 24, ...: at most 50% padding
 per axis; K starts at 8 so that small K share one bucket, while d is kept tight because padded rows
-cost as much as real ones in every step). Each bucket is one jitted call whose shapes depend only on the bucket
-(d_max, K_max), the number of pairs rounded up to a power of two, and the settings, so a bucket
+cost as much as real ones in every step). Each bucket is one jitted call whose shapes depend only on
+the bucket (d_max, K_max), the number of pairs rounded up to a power of two, and the settings, so a bucket
 compiles once however many pairs and which (d, K) inside it are solved. The restart axis of every
 population is sharded over all visible devices with ``jax.sharding`` (restarts are rounded up to a
 multiple of the device count); on one CPU this is a no-op.
@@ -275,8 +275,9 @@ def solve_pairs(
         if settings.lp_polish_iters:
             dims = [pairs[i] for i in members]
             ok = _polish_bucket(prob, W, sep, dims, settings.lp_polish_iters)
-            status[: len(members)] = np.where(status[: len(members)] == NONFINITE, NONFINITE,
-                                              np.where(ok, CONVERGED, MAX_STEPS))
+            status[: len(members)] = np.where(
+                status[: len(members)] == NONFINITE, NONFINITE, np.where(ok, CONVERGED, MAX_STEPS)
+            )
             sep = jax.device_get(_certify(jnp.asarray(W), col_mask))
         wall = (time.perf_counter() - t0) / len(members)
         for slot, i in enumerate(members):
@@ -315,5 +316,3 @@ def solve_softmax_code(d, K, **kwargs):
     """Softmax codes (Definition 2.1, eq. 3): maximise the minimum one-vs-rest distance.
     See :func:`solve`."""
     return solve("softmax-code", d, K, **kwargs)
-
-

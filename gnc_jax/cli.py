@@ -61,7 +61,9 @@ def _int_at_least(name: str, lo: int):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gnc-jax", description="Softmax codes, Tammes codes and generalized neural collapse.")
+    parser = _Parser(
+        prog="gnc-jax", description="Softmax codes, Tammes codes and generalized neural collapse."
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     solve = sub.add_parser("solve", help="solve an arrangement problem for every (d, K) of a grid")
     solve.add_argument("problem", choices=["tammes", "softmax-code"])
@@ -69,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--K", required=True, help="number(s) of points, same syntax")
     solve.add_argument("--restarts", type=_int_at_least("restarts", 1), default=None)
     solve.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
-    solve.add_argument("--steps", type=_int_at_least("steps", 1), default=None, help="main continuation steps")
+    solve.add_argument(
+        "--steps", type=_int_at_least("steps", 1), default=None, help="main continuation steps"
+    )
     solve.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
     solve.add_argument("--dtype", choices=["float64", "float32"], default=None)
     solve.add_argument("--save", metavar="DIR", help="write DIR/{problem}_d{d}_K{K}.npy (float64, (d, K))")
@@ -136,7 +140,12 @@ def cmd_solve(args) -> int:
         _prepare_dir(args.save)
     overrides = {
         k: v
-        for k, v in (("restarts", args.restarts), ("steps", args.steps), ("hop_rounds", args.hop_rounds), ("dtype", args.dtype))
+        for k, v in (
+            ("restarts", args.restarts),
+            ("steps", args.steps),
+            ("hop_rounds", args.hop_rounds),
+            ("dtype", args.dtype),
+        )
         if v is not None
     }
     print(f"gnc-jax: solving {args.problem} for {len(ds) * len(Ks)} pair(s)...", file=sys.stderr)

@@ -25,25 +25,33 @@ def run(out_dir: str, seed: int = 0, ds=DEMO_DS, Ks=DEMO_KS, settings=None) -> l
     for a, b in zip(sc, tm):
         cf = theory.softmax_code_closed_form(a.d, a.K)
         lo, hi = theory.softmax_code_bounds(a.d, a.K) if theory.bounds_applicable(a.d, a.K) else (None, None)
-        rows.append({
-            "d": a.d, "K": a.K,
-            "rho_softmax_code": a.rho_one_vs_rest,
-            "rho_closed_form": None if cf is None else cf[0],
-            "rho_of_tammes_code": b.rho_one_vs_rest,
-            "tammes_min_angle_deg": b.min_angle_deg,
-            "tammes_max_cos": b.max_cos,
-            "tammes_closed_form_max_cos": theory.tammes_closed_form(a.d, a.K),
-            "bound_lower": lo, "bound_upper": hi,
-            "softmax_code_rattlers": a.n_rattlers,
-            "certificate_gap": max(a.certificate_gap, b.certificate_gap),
-        })
+        rows.append(
+            {
+                "d": a.d,
+                "K": a.K,
+                "rho_softmax_code": a.rho_one_vs_rest,
+                "rho_closed_form": None if cf is None else cf[0],
+                "rho_of_tammes_code": b.rho_one_vs_rest,
+                "tammes_min_angle_deg": b.min_angle_deg,
+                "tammes_max_cos": b.max_cos,
+                "tammes_closed_form_max_cos": theory.tammes_closed_form(a.d, a.K),
+                "bound_lower": lo,
+                "bound_upper": hi,
+                "softmax_code_rattlers": a.n_rattlers,
+                "certificate_gap": max(a.certificate_gap, b.certificate_gap),
+            }
+        )
     fmt = lambda v: "-" if v is None else f"{v:.9f}"
-    print(f"{'d':>2} {'K':>3} {'rho_SC':>12} {'closed form':>12} {'rho(Tammes)':>12} {'angle':>13} "
-          f"{'bound lo':>12} {'bound hi':>12}")
+    print(
+        f"{'d':>2} {'K':>3} {'rho_SC':>12} {'closed form':>12} {'rho(Tammes)':>12} {'angle':>13} "
+        f"{'bound lo':>12} {'bound hi':>12}"
+    )
     for r in rows:
-        print(f"{r['d']:>2} {r['K']:>3} {fmt(r['rho_softmax_code']):>12} {fmt(r['rho_closed_form']):>12} "
-              f"{fmt(r['rho_of_tammes_code']):>12} {fmt(r['tammes_min_angle_deg']):>13} "
-              f"{fmt(r['bound_lower']):>12} {fmt(r['bound_upper']):>12}")
+        print(
+            f"{r['d']:>2} {r['K']:>3} {fmt(r['rho_softmax_code']):>12} {fmt(r['rho_closed_form']):>12} "
+            f"{fmt(r['rho_of_tammes_code']):>12} {fmt(r['tammes_min_angle_deg']):>13} "
+            f"{fmt(r['bound_lower']):>12} {fmt(r['bound_upper']):>12}"
+        )
     path = os.path.join(out_dir, "results.csv")
     with open(path + ".tmp", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -65,7 +73,9 @@ def _plot(rows, path, examples):
     ax = axes[0]
     for d in sorted({r["d"] for r in rows}):
         rs = [r for r in rows if r["d"] == d]
-        (line,) = ax.plot([r["K"] for r in rs], [r["rho_softmax_code"] for r in rs], "o-", label=f"softmax code d={d}")
+        (line,) = ax.plot(
+            [r["K"] for r in rs], [r["rho_softmax_code"] for r in rs], "o-", label=f"softmax code d={d}"
+        )
         ax.plot([r["K"] for r in rs], [r["rho_of_tammes_code"] for r in rs], "x", color=line.get_color())
         cf = [(r["K"], r["rho_closed_form"]) for r in rs if r["rho_closed_form"] is not None]
         if cf:
@@ -74,7 +84,9 @@ def _plot(rows, path, examples):
         if bd:
             k, lo, hi = zip(*bd)
             ax.fill_between(k, lo, hi, color=line.get_color(), alpha=0.08)
-    ax.set(xlabel="K", ylabel="rho_one-vs-rest", title="softmax codes (o), Tammes codes (x), Thm 3.3 (squares)")
+    ax.set(
+        xlabel="K", ylabel="rho_one-vs-rest", title="softmax codes (o), Tammes codes (x), Thm 3.3 (squares)"
+    )
     ax.legend(fontsize=8)
     ax = axes[1]
     if 2 in examples:

@@ -107,7 +107,9 @@ class Problem(NamedTuple):
 
 
 TAMMES = Problem("tammes", ("W",), tammes_terms, tammes_term_grads, symmetric=True)
-SOFTMAX_CODE = Problem("softmax-code", ("W", "H"), softmax_code_terms, softmax_code_term_grads, symmetric=False)
+SOFTMAX_CODE = Problem(
+    "softmax-code", ("W", "H"), softmax_code_terms, softmax_code_term_grads, symmetric=False
+)
 PROBLEMS = {p.name: p for p in (TAMMES, SOFTMAX_CODE)}
 
 

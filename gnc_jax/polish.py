@@ -59,11 +59,13 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         T = np.asarray(problem.terms(X))
         # A term depends on at most 3 columns with gradient norm <= 2 each, so a step with
         # |u|_inf <= r moves it by at most 6 sqrt(d - 1) r to first order: those are the candidates.
-        rows, cols = np.nonzero(off & (T >= f - 8 * np.sqrt(d - 1) * r - 1e-12))
+        rows, cols = np.nonzero(off & (f - 8 * np.sqrt(d - 1) * r - 1e-12 <= T))
         grads = problem.term_grads(X, rows, cols)
         T_act = T[rows, cols]
         # Chain rule into tangent coordinates u (per column, d - 1 each).
-        blocks = [np.einsum("adk,kde->ake", grads[n], _tangent_bases(X[n])).reshape(len(rows), -1) for n in names]
+        blocks = [
+            np.einsum("adk,kde->ake", grads[n], _tangent_bases(X[n])).reshape(len(rows), -1) for n in names
+        ]
         A = np.concatenate(blocks, axis=1)
         # Scaled LP (O(1) numbers at every radius): u = r v, |v|_inf <= 1, model (T - f)/r + A v <= s.
         n_u = A.shape[1]

@@ -230,9 +230,7 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     finite = jnp.isfinite(final)
     # Polish never makes a member worse: keep the pre-polish parameters where it did.
     improved = final >= score
-    params = jax.tree_util.tree_map(
-        lambda a, b: jnp.where(improved[:, None, None], b, a), params, st2.params
-    )
+    params = jax.tree_util.tree_map(lambda a, b: jnp.where(improved[:, None, None], b, a), params, st2.params)
     score = jnp.where(improved, final, score)
     best = jnp.argmax(score)
     status = jnp.where(

@@ -27,7 +27,7 @@ def simplex_etf(d: int, K: int) -> np.ndarray:
     centred simplex (its span has dimension K - 1 <= d).
     """
     _check_dK(d, K)
-    if K > d + 1:
+    if d + 1 < K:
         raise ValueError(f"K must be <= d + 1 = {d + 1} for a simplex ETF, got K={K}")
     M = np.sqrt(K / (K - 1)) * (np.eye(K) - np.ones((K, K)) / K)
     U, _, _ = np.linalg.svd(M)  # columns span the (K-1)-dim centred subspace first
@@ -40,7 +40,7 @@ def simplex_etf(d: int, K: int) -> np.ndarray:
 def cross_polytope(d: int, K: int) -> np.ndarray:
     """The first K vertices of the cross-polytope (e_1, -e_1, e_2, -e_2, ...), K <= 2d."""
     _check_dK(d, K)
-    if K > 2 * d:
+    if 2 * d < K:
         raise ValueError(f"K must be <= 2d = {2 * d} for a cross-polytope subset, got K={K}")
     W = np.zeros((d, K))
     for k in range(K):
@@ -55,11 +55,11 @@ def softmax_code_closed_form(d: int, K: int) -> tuple[float, np.ndarray] | None:
     d + 1 < K <= 2d: cross-polytope subset, rho = 1.
     """
     _check_dK(d, K)
-    if K <= d + 1:
+    if d + 1 >= K:
         return K / (K - 1), simplex_etf(d, K)
     if d == 2:
         return 1 - math.cos(2 * math.pi / K), regular_polygon(K)
-    if K <= 2 * d:
+    if 2 * d >= K:
         return 1.0, cross_polytope(d, K)
     return None
 
@@ -68,9 +68,9 @@ def tammes_closed_form(d: int, K: int) -> float | None:
     """Optimal max-cosine of the Tammes problem where elementary results give it, else None:
     K <= d + 1: -1/(K-1) (simplex); d + 1 < K <= 2d: 0 (Rankin 1955); d = 2: cos(2 pi / K)."""
     _check_dK(d, K)
-    if K <= d + 1:
+    if d + 1 >= K:
         return -1.0 / (K - 1)
-    if K <= 2 * d:
+    if 2 * d >= K:
         return 0.0
     if d == 2:
         return math.cos(2 * math.pi / K)
@@ -80,7 +80,7 @@ def tammes_closed_form(d: int, K: int) -> float | None:
 def bounds_applicable(d: int, K: int) -> bool:
     """Theorem 3.9 assumes K >= sqrt(2 pi sqrt(e) d)."""
     _check_dK(d, K)
-    return K >= math.sqrt(2 * math.pi * math.sqrt(math.e) * d)
+    return math.sqrt(2 * math.pi * math.sqrt(math.e) * d) <= K
 
 
 def softmax_code_bounds(d: int, K: int) -> tuple[float, float]:

@@ -16,8 +16,14 @@ def known_tammes():
     """Rows of the proven/best-known Tammes table (a copy of shared/reference/tammes_known.csv)."""
     with open(DATA / "tammes_known.csv") as f:
         return [
-            dict(d=int(r["d"]), K=int(r["K"]), angle=float(r["min_angle_deg"]), cos=float(r["max_cos"]),
-                 proven=r["proven_optimal"] == "1", what=r["what"])
+            dict(
+                d=int(r["d"]),
+                K=int(r["K"]),
+                angle=float(r["min_angle_deg"]),
+                cos=float(r["max_cos"]),
+                proven=r["proven_optimal"] == "1",
+                what=r["what"],
+            )
             for r in csv.DictReader(f)
         ]
 

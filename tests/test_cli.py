@@ -14,7 +14,9 @@ FAST = ["--restarts", "4", "--steps", "600", "--hop-rounds", "1"]
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "gnc_jax.cli", *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "gnc_jax.cli", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_parse_int_spec():
@@ -23,21 +25,51 @@ def test_parse_int_spec():
     assert parse_int_spec("3,3,2", "d") == [2, 3]
 
 
-@pytest.mark.parametrize("text,match", [("", "empty"), ("5:3", "empty range"), ("a", "not an integer"),
-                                        ("2.5", "not an integer"), ("1", ">= 2"), ("3:", "not an integer")])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("", "empty"),
+        ("5:3", "empty range"),
+        ("a", "not an integer"),
+        ("2.5", "not an integer"),
+        ("1", ">= 2"),
+        ("3:", "not an integer"),
+    ],
+)
 def test_parse_int_spec_errors(text, match):
     with pytest.raises(UsageError, match=match):
         parse_int_spec(text, "K")
 
 
 def test_json_output_and_save(tmp_path):
-    out = run_cli("solve", "softmax-code", "--d", "2,3", "--K", "4:6", "--format", "json", "--save", str(tmp_path), *FAST)
+    out = run_cli(
+        "solve",
+        "softmax-code",
+        "--d",
+        "2,3",
+        "--K",
+        "4:6",
+        "--format",
+        "json",
+        "--save",
+        str(tmp_path),
+        *FAST,
+    )
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.strip().splitlines()]
     assert [(r["d"], r["K"]) for r in rows] == [(2, 4), (2, 5), (3, 4), (3, 5)]
     for r in rows:
-        for key in ("d", "K", "min_angle_deg", "max_cos", "rho_one_vs_rest", "n_rattlers", "certificate_gap",
-                    "restarts", "wall_s"):
+        for key in (
+            "d",
+            "K",
+            "min_angle_deg",
+            "max_cos",
+            "rho_one_vs_rest",
+            "n_rattlers",
+            "certificate_gap",
+            "restarts",
+            "wall_s",
+        ):
             assert key in r
         W = np.load(tmp_path / f"softmax-code_d{r['d']}_K{r['K']}.npy")
         assert W.shape == (r["d"], r["K"]) and W.dtype == np.float64
@@ -87,7 +119,9 @@ def test_bad_input_subprocess_has_no_traceback():
 def test_demo_writes_csv_and_picture(tmp_path):
     from gnc_jax import demo
 
-    rows = demo.run(str(tmp_path), ds=(2, 3), Ks=(3, 4, 7), settings=dict(restarts=4, steps=600, hop_rounds=1))
+    rows = demo.run(
+        str(tmp_path), ds=(2, 3), Ks=(3, 4, 7), settings=dict(restarts=4, steps=600, hop_rounds=1)
+    )
     assert (tmp_path / "results.csv").read_text().startswith("d,K,")
     assert (tmp_path / "codes.png").stat().st_size > 1000
     for r in rows:

@@ -94,7 +94,12 @@ def test_rattlers():
     ],
 )
 def test_bad_configurations_raise_value_error_naming_w(W, match):
-    for fn in (gnc_jax.one_vs_rest_distances, gnc_jax.softmax_code_margin, gnc_jax.min_angle_deg,
-               gnc_jax.max_cos, gnc_jax.optimal_features):
+    for fn in (
+        gnc_jax.one_vs_rest_distances,
+        gnc_jax.softmax_code_margin,
+        gnc_jax.min_angle_deg,
+        gnc_jax.max_cos,
+        gnc_jax.optimal_features,
+    ):
         with pytest.raises(ValueError, match=match):
             fn(W)

@@ -12,7 +12,9 @@ import json, jax, numpy as np
 import gnc_jax
 from gnc_jax import batch
 assert jax.device_count() == 4, jax.devices()
-settings = gnc_jax.SolverSettings(restarts=6, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8)
+settings = gnc_jax.SolverSettings(
+    restarts=6, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8
+)
 sols = gnc_jax.solve_pairs("softmax-code", [(2, 5), (3, 4)], seed=0, settings=settings)
 fn = batch._bucket_solver("softmax-code", settings.replace(restarts=8), 8, 8, 4)
 keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(0), i))(np.arange(2))
@@ -34,7 +36,8 @@ def test_restarts_sharded_over_four_cpu_devices():
     # Same keys and settings on one device: the same answer.
     import gnc_jax
 
-    settings = gnc_jax.SolverSettings(restarts=8, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8)
+    settings = gnc_jax.SolverSettings(
+        restarts=8, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8
+    )
     one = gnc_jax.solve_pairs("softmax-code", [(2, 5), (3, 4)], seed=0, settings=settings)
     np.testing.assert_allclose([s.rho_one_vs_rest for s in one], res["rho"], atol=1e-9)
-

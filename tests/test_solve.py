@@ -25,7 +25,7 @@ def test_softmax_code_solver_reproduces_theorem_3_3():
         assert s.certificate_gap <= 1e-12
         assert s.W.shape == (d, K) and s.W.dtype == np.float64
         np.testing.assert_allclose(np.linalg.norm(s.W, axis=0), 1.0, atol=1e-12)
-        if d == 2 or K <= d + 1:  # Theorem 3.6: no rattlers
+        if d == 2 or d + 1 >= K:  # Theorem 3.6: no rattlers
             assert s.n_rattlers == 0
 
 
@@ -88,7 +88,9 @@ def test_one_compilation_per_bucket():
     gnc_jax.solve_pairs("tammes", [(6, 3), (5, 8), (6, 4)], seed=1, settings=settings)
     assert batch.TRACE_COUNT["solve"] == before + 1
     # Two buckets, (d <= 6, K <= 8) already compiled for 3 (padded to 4) pairs and (d <= 6, K in 9..12).
-    gnc_jax.solve_pairs("tammes", [(5, 5), (6, 5), (5, 6), (5, 11), (6, 12), (6, 9)], seed=0, settings=settings)
+    gnc_jax.solve_pairs(
+        "tammes", [(5, 5), (6, 5), (5, 6), (5, 11), (6, 12), (6, 9)], seed=0, settings=settings
+    )
     assert batch.TRACE_COUNT["solve"] == before + 2
 
 

@@ -9,7 +9,9 @@ import gnc_jax
 from gnc_jax import theory
 
 
-@pytest.mark.parametrize("d,K", [(2, K) for K in range(3, 13)] + [(d, K) for d in range(2, 7) for K in range(2, 2 * d + 1)])
+@pytest.mark.parametrize(
+    "d,K", [(2, K) for K in range(3, 13)] + [(d, K) for d in range(2, 7) for K in range(2, 2 * d + 1)]
+)
 def test_closed_form_configurations_attain_their_margin(d, K):
     res = theory.softmax_code_closed_form(d, K)
     assert res is not None
