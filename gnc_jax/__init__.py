@@ -11,7 +11,7 @@ from gnc_jax import _process
 _process.enable_float64()
 _process.tune_glibc_malloc()
 
-from gnc_jax.batch import Solution, solve, solve_pairs, solve_softmax_code, solve_tammes
+from gnc_jax.batch import Solution, solve, solve_hardmax, solve_pairs, solve_softmax_code, solve_tammes
 from gnc_jax.geometry import (
     Separation,
     cosines,
@@ -25,6 +25,16 @@ from gnc_jax.geometry import (
     tammes_margin,
     tammes_rattlers,
 )
+from gnc_jax.metrics import (
+    class_major_labels,
+    class_means,
+    collapse_report,
+    gnc1,
+    gnc2,
+    gnc3,
+    nc2_etf_distance,
+    ncc_accuracy,
+)
 from gnc_jax.solve import SolverSettings
 from gnc_jax.theory import (
     cross_polytope,
@@ -34,10 +44,23 @@ from gnc_jax.theory import (
     softmax_code_closed_form,
     tammes_closed_form,
 )
+from gnc_jax.ufm import UFMSettings, UFMSolution, solve_ufm
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "UFMSettings",
+    "UFMSolution",
+    "class_major_labels",
+    "class_means",
+    "collapse_report",
+    "gnc1",
+    "gnc2",
+    "gnc3",
+    "nc2_etf_distance",
+    "ncc_accuracy",
+    "solve_hardmax",
+    "solve_ufm",
     "Separation",
     "Solution",
     "SolverSettings",

@@ -26,8 +26,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from gnc_jax import geometry
-from gnc_jax.objectives import get_problem
+from gnc_jax import geometry, metrics
+from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
 from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, solve_pair
 
@@ -52,6 +52,8 @@ class Solution:
       restarts: population size used.
       hits: how many members of the final population reached the best score to 1e-9.
       wall_s: wall time of the bucket call (compile included) divided among its pairs.
+      n, H, gnc1, gnc3: HardMax only (eq. 5): features per class, the features (d, n K) float64,
+        class-major, and their collapse metrics (:mod:`gnc_jax.metrics`); None otherwise.
     """
 
     problem: str
@@ -69,6 +71,10 @@ class Solution:
     restarts: int
     hits: int
     wall_s: float
+    n: int | None = None
+    H: np.ndarray | None = None
+    gnc1: float | None = None
+    gnc3: float | None = None
 
     @property
     def n_rattlers(self) -> int:
@@ -90,7 +96,7 @@ class Solution:
             "restarts": self.restarts,
             "hits": self.hits,
             "wall_s": self.wall_s,
-        }
+        } | {k: getattr(self, k) for k in ("n", "gnc1", "gnc3") if getattr(self, k) is not None}
 
 
 _SIZES = sorted({2, 3} | {2**i for i in range(2, 21)} | {3 * 2**i for i in range(1, 20)})
@@ -104,7 +110,7 @@ def bucket_size(n: int, minimum: int = 2) -> int:
     raise ValueError(f"size {n} is too large")
 
 
-def _positive_ints(name: str, values) -> list[int]:
+def _positive_ints(name: str, values, minimum: int = 2) -> list[int]:
     vals = [values] if isinstance(values, (int, np.integer)) else values
     try:
         vals = list(vals)
@@ -116,8 +122,8 @@ def _positive_ints(name: str, values) -> list[int]:
     for v in vals:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise ValueError(f"{name} must hold integers, got {v!r}")
-        if v < 2:
-            raise ValueError(f"{name} must be >= 2, got {v}")
+        if v < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {v}")
         out.append(int(v))
     return out
 
@@ -127,15 +133,29 @@ def device_mesh() -> Mesh:
     return Mesh(np.array(jax.devices()), ("restarts",))
 
 
-@functools.cache
-def _bucket_solver(problem_name: str, settings: SolverSettings, d_max: int, K_max: int, n_dev: int):
-    problem = get_problem(problem_name)
-    mesh = device_mesh() if n_dev > 1 else None
+def restart_constraint(n_dev: int):
+    """A function placing a population (leading axis = restarts) on the device mesh (identity on one
+    device)."""
+    if n_dev == 1:
+        return lambda tree: tree
+    sharding = NamedSharding(device_mesh(), P("restarts"))
+    return lambda tree: jax.lax.with_sharding_constraint(tree, sharding)
 
-    def constrain(tree):
-        if mesh is None:
-            return tree
-        return jax.lax.with_sharding_constraint(tree, NamedSharding(mesh, P("restarts")))
+
+def resolve_key(key, seed) -> jax.Array:
+    """The PRNG key from exactly one of ``key`` (a jax.random key) and ``seed`` (an int >= 0)."""
+    if (key is None) == (seed is None):
+        raise ValueError("give exactly one of key (a jax.random key) or seed (an int)")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        key = jax.random.key(int(seed))
+    return key
+
+
+@functools.cache
+def _bucket_solver(problem: Problem, settings: SolverSettings, d_max: int, K_max: int, n_dev: int):
+    constrain = restart_constraint(n_dev)
 
     def run(keys, ds, Ks):
         TRACE_COUNT["solve"] += 1
@@ -144,7 +164,7 @@ def _bucket_solver(problem_name: str, settings: SolverSettings, d_max: int, K_ma
             res = jax.tree_util.tree_map(lambda a: a[None], pair(keys[0], ds[0], Ks[0]))
         else:
             res = jax.vmap(pair)(keys, ds, Ks)
-        return res, res.params["W"].astype(jnp.float64)
+        return res, {k: v.astype(jnp.float64) for k, v in res.params.items()}
 
     return jax.jit(run)
 
@@ -159,20 +179,30 @@ def _certify(W, col_mask):
     return jax.vmap(geometry.separation_masked)(W, col_mask)
 
 
-def _polish_bucket(problem, W, sep, dims, iters):
-    """Exact SLP polish of each pair's best configuration (host, float64); W is padded in place."""
+def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
+    """Exact SLP polish of each pair's best configuration (host, float64); ``params`` (padded arrays)
+    are updated in place. HardMax features are polished from where the solver left them. Returns
+    per pair whether the polish converged, or None where it was skipped (too many unknowns)."""
     converged = []
+    n = problem.features_per_class
     for slot, (dd, kk) in enumerate(dims):
-        Wi = np.array(W[slot, :dd, :kk])
-        params = {"W": Wi}
-        if problem.name == "softmax-code":
+        if (dd - 1) * kk * (1 + n) > max_unknowns:
+            converged.append(None)
+            continue
+        Wi = np.array(params["W"][slot, :dd, :kk])
+        pair = {"W": Wi}
+        if problem.name == "hardmax":
+            pair["H"] = np.array(params["H"][slot, :dd, : n * kk])
+        elif problem.name == "softmax-code":
             # Start from the exact features of eq. (9): the joint score then equals rho_one-vs-rest(W),
             # and the polish can only raise it. A point inside the hull of the rest has none: any
             # unit vector will do there, take w_k.
             H = geometry.features_from_weights(Wi, sep.weights[slot, :kk, :kk])
-            params["H"] = np.where(np.isnan(H), Wi, H)
-        out, ok = polish(problem, params, max_iter=iters)
-        W[slot, :dd, :kk] = out["W"]
+            pair["H"] = np.where(np.isnan(H), Wi, H)
+        out, ok = polish(problem, pair, max_iter=iters)
+        params["W"][slot, :dd, :kk] = out["W"]
+        if problem.name == "hardmax":
+            params["H"][slot, :dd, : n * kk] = out["H"]
         converged.append(ok)
     return converged
 
@@ -190,9 +220,9 @@ def solve(
     """Solve ``problem`` for every pair of the cross product d x K in batched, compiled calls.
 
     Args:
-      problem: 'tammes' (eq. 11) or 'softmax-code' (eq. 3).
+      problem: 'tammes' (eq. 11), 'softmax-code' (eq. 3) or 'hardmax' (eq. 5; give ``n``).
       d, K: an integer or a sequence of integers (>= 2 each).
-      **kwargs: as for :func:`solve_pairs` (``key`` or ``seed``, ``settings``, setting overrides).
+      **kwargs: as for :func:`solve_pairs` (``key`` or ``seed``, ``n``, ``settings``, overrides).
 
     Returns:
       A :class:`Solution` if d and K are both integers, else a list in the order of the cross product
@@ -213,12 +243,14 @@ def solve_pairs(
     seed: int | None = None,
     settings: SolverSettings | None = None,
     rattler_tol: float = 1e-6,
+    n: int = 1,
     **overrides,
 ) -> list[Solution]:
     """Solve ``problem`` for a list of (d, K) pairs, one compiled call per size bucket.
 
     Args:
-      problem: 'tammes' (eq. 11) or 'softmax-code' (eq. 3).
+      problem: 'tammes' (eq. 11), 'softmax-code' (eq. 3) or 'hardmax' (eq. 5, with ``n`` features
+        per class; the solution carries H and its GNC1/GNC3).
       pairs: (d, K) pairs, d >= 2 and K >= 2.
       key: a ``jax.random`` key; or ``seed`` (an int). Exactly one is required. The same call gives
         the same answer bit for bit. A pair's result depends only on the key, the pair and the
@@ -227,11 +259,12 @@ def solve_pairs(
       settings: :class:`SolverSettings` (defaults if None); keyword ``overrides`` replace fields,
         e.g. ``restarts=256``.
       rattler_tol: tolerance of the rattler test.
+      n: features per class (HardMax only).
 
     Returns:
       One :class:`Solution` per pair, in order.
     """
-    prob = get_problem(problem)
+    prob = get_problem(problem, n)
     pairs = list(pairs)
     if not pairs:
         raise ValueError("pairs is empty")
@@ -241,12 +274,7 @@ def solve_pairs(
         _positive_ints("d", pair[0])
         _positive_ints("K", pair[1])
     pairs = [(int(dd), int(kk)) for dd, kk in pairs]
-    if (key is None) == (seed is None):
-        raise ValueError("give exactly one of key (a jax.random key) or seed (an int)")
-    if seed is not None:
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-        key = jax.random.key(int(seed))
+    key = resolve_key(key, seed)
     settings = settings or SolverSettings()
     if overrides:
         settings = settings.replace(**overrides)
@@ -265,28 +293,36 @@ def solve_pairs(
         Ksb = np.array([pairs[i][1] for i in idx])
         # One key per pair, derived from the pair itself: results do not depend on the batch.
         keys = jax.vmap(lambda dd, kk: jax.random.fold_in(jax.random.fold_in(key, dd), kk))(dsb, Ksb)
-        fn = _bucket_solver(problem, settings, d_max, K_max, n_dev)
+        fn = _bucket_solver(prob, settings, d_max, K_max, n_dev)
         t0 = time.perf_counter()
-        res, W = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
-        W = np.array(W)
+        res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
+        params = {k: np.array(v) for k, v in params.items()}
+        W = params["W"]
         col_mask = jnp.asarray(np.arange(K_max)[None, :] < Ksb[:, None])
         sep = jax.device_get(_certify(jnp.asarray(W), col_mask))
         status = np.array(res.status)
         if settings.lp_polish_iters:
             dims = [pairs[i] for i in members]
-            ok = _polish_bucket(prob, W, sep, dims, settings.lp_polish_iters)
-            status[: len(members)] = np.where(
-                status[: len(members)] == NONFINITE, NONFINITE, np.where(ok, CONVERGED, MAX_STEPS)
+            ok = _polish_bucket(
+                prob, params, sep, dims, settings.lp_polish_iters, settings.lp_polish_max_unknowns
             )
+            for slot, polished in enumerate(ok):
+                if polished is not None and status[slot] != NONFINITE:
+                    status[slot] = CONVERGED if polished else MAX_STEPS
             sep = jax.device_get(_certify(jnp.asarray(W), col_mask))
         wall = (time.perf_counter() - t0) / len(members)
         for slot, i in enumerate(members):
             dd, kk = pairs[i]
             dist = np.asarray(sep.distances[slot, :kk])
             Wi = np.array(W[slot, :dd, :kk])
-            measure = dist if problem == "softmax-code" else sep.nearest_chords[slot, :kk]
+            measure = sep.nearest_chords[slot, :kk] if problem == "tammes" else dist
             ratt = geometry.above_minimum(measure, rattler_tol)
             scores = np.asarray(res.scores[slot])
+            extra = {}
+            if problem == "hardmax":
+                Hi = np.array(params["H"][slot, :dd, : n * kk])
+                labels = metrics.class_major_labels(kk, n)
+                extra = dict(n=n, H=Hi, gnc1=metrics.gnc1(Hi, labels), gnc3=metrics.gnc3(Wi, Hi, labels))
             results[i] = Solution(
                 problem=problem,
                 d=dd,
@@ -303,6 +339,7 @@ def solve_pairs(
                 restarts=settings.restarts,
                 hits=int(np.sum(scores >= scores.max() - 1e-9)),
                 wall_s=wall,
+                **extra,
             )
     return results
 
@@ -316,3 +353,9 @@ def solve_softmax_code(d, K, **kwargs):
     """Softmax codes (Definition 2.1, eq. 3): maximise the minimum one-vs-rest distance.
     See :func:`solve`."""
     return solve("softmax-code", d, K, **kwargs)
+
+
+def solve_hardmax(d, K, n: int = 1, **kwargs):
+    """The HardMax problem (5): (W, H) with n features per class; W is a softmax code (Theorem 3.2)
+    and the solution reports H with GNC1 and GNC3. See :func:`solve`."""
+    return solve("hardmax", d, K, n=n, **kwargs)

@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parse_int_spec(text: str, name: str) -> list[int]:
+def parse_int_spec(text: str, name: str, minimum: int = 2) -> list[int]:
     """Parse '5', '3,4,7', '4:15' (end exclusive) or mixes like '4:15,24' into sorted unique ints."""
     if text is None or not text.strip():
         raise UsageError(f"--{name} is empty")
@@ -41,10 +41,30 @@ def parse_int_spec(text: str, name: str) -> list[int]:
                 out.append(int(part))
         except ValueError:
             raise UsageError(f"--{name}: {part!r} is not an integer or a range A:B") from None
-    bad = [v for v in out if v < 2]
+    bad = [v for v in out if v < minimum]
     if bad:
-        raise UsageError(f"--{name} values must be >= 2, got {bad[0]}")
+        raise UsageError(f"--{name} values must be >= {minimum}, got {bad[0]}")
     return sorted(set(out))
+
+
+def parse_float_list(text: str, name: str, allow_zero: bool = False) -> list[float]:
+    """Parse '0.1' or '1,0.5,0.2' into positive finite floats (in the given order)."""
+    import math
+
+    if text is None or not text.strip():
+        raise UsageError(f"--{name} is empty")
+    out = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            raise UsageError(f"--{name}: {part.strip()!r} is not a number") from None
+        if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+            raise UsageError(
+                f"--{name} values must be finite and {'>=' if allow_zero else '>'} 0, got {part.strip()}"
+            )
+        out.append(v)
+    return out
 
 
 def _int_at_least(name: str, lo: int):
@@ -66,9 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     solve = sub.add_parser("solve", help="solve an arrangement problem for every (d, K) of a grid")
-    solve.add_argument("problem", choices=["tammes", "softmax-code"])
+    solve.add_argument("problem", choices=["tammes", "softmax-code", "hardmax", "ufm"])
     solve.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
     solve.add_argument("--K", required=True, help="number(s) of points, same syntax")
+    solve.add_argument("--n", help="features per class (hardmax, ufm): same syntax, >= 1")
+    solve.add_argument("--tau", help="temperature(s) of the UFM, eq. (2): 0.1 or 1,0.5,0.2")
+    solve.add_argument("--weight-decay", default=None, help="lambda >= 0 of the weight-decay UFM, eq. (B.1)")
     solve.add_argument("--restarts", type=_int_at_least("restarts", 1), default=None)
     solve.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     solve.add_argument(
@@ -76,7 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     solve.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
     solve.add_argument("--dtype", choices=["float64", "float32"], default=None)
-    solve.add_argument("--save", metavar="DIR", help="write DIR/{problem}_d{d}_K{K}.npy (float64, (d, K))")
+    solve.add_argument(
+        "--save",
+        metavar="DIR",
+        help="write DIR/{problem}_d{d}_K{K}.npy (float64, (d, K)); hardmax and ufm: "
+        "DIR/{problem}_d{d}_K{K}_n{n}[_tau{tau}]_W.npy and ..._H.npy (d, n K)",
+    )
     solve.add_argument("--format", choices=["table", "json"], default="table")
     demo = sub.add_parser("demo", help="solve a small grid, compare with closed forms and bounds, plot")
     demo.add_argument("--out", default="demo_out", help="folder for results.csv and codes.png")
@@ -129,6 +157,75 @@ def print_table(rows, file=sys.stdout) -> None:
         print(" ".join(f"{cells[name]:>{width}{spec}}" for name, width, spec in TABLE_COLUMNS), file=file)
 
 
+FEATURE_COLUMNS = [  # hardmax and ufm tables
+    ("d", 3, "d"),
+    ("K", 5, "d"),
+    ("n", 3, "d"),
+    ("tau", 8, "g"),
+    ("loss", 11, ".4e"),
+    ("gnc1", 10, ".2e"),
+    ("gnc2", 14, ".10f"),
+    ("gnc3", 10, ".2e"),
+    ("max_cos", 14, ".10f"),
+    ("status", 10, ""),
+    ("wall_s", 8, ".2f"),
+]
+
+
+def print_feature_table(rows, file=sys.stdout) -> None:
+    print(" ".join(f"{name:>{width}}" for name, width, _ in FEATURE_COLUMNS), file=file)
+    for row in rows:
+        cells = {name: row.get(name) for name, _, _ in FEATURE_COLUMNS}
+        print(
+            " ".join(
+                f"{'-':>{width}}" if cells[name] is None else f"{cells[name]:>{width}{spec}}"
+                for name, width, spec in FEATURE_COLUMNS
+            ),
+            file=file,
+        )
+
+
+def _feature_options(args, overrides) -> tuple[list[int], list[float] | None, float]:
+    """Check --n, --tau and --weight-decay against the problem (before any work starts)."""
+    if args.problem not in ("hardmax", "ufm"):
+        if args.n is not None or args.tau is not None or args.weight_decay is not None:
+            raise UsageError(f"--n, --tau and --weight-decay do not apply to {args.problem}")
+        return [], None, 0.0
+    ns = parse_int_spec(args.n, "n", minimum=1) if args.n is not None else [1]
+    if args.problem == "hardmax":
+        if args.tau is not None or args.weight_decay is not None:
+            raise UsageError("--tau and --weight-decay apply to the ufm problem only")
+        return ns, None, 0.0
+    if args.tau is None:
+        raise UsageError("the ufm problem needs --tau")
+    if "hop_rounds" in overrides:
+        raise UsageError("--hop-rounds applies to tammes, softmax-code and hardmax only")
+    taus = parse_float_list(args.tau, "tau")
+    lam = 0.0 if args.weight_decay is None else parse_float_list(args.weight_decay, "weight-decay", True)[0]
+    return ns, taus, lam
+
+
+def _feature_rows(args, ds, Ks, ns, taus, lam, overrides):
+    """HardMax (eq. 5) and UFM (eq. 2 / B.1) solutions with their rows and file stems."""
+    import numpy as np
+
+    import gnc_jax
+    from gnc_jax.objectives import hardmax_problem
+
+    if args.problem == "hardmax":
+        out = []
+        for n in ns:
+            problem = hardmax_problem(n)
+            for s in gnc_jax.solve("hardmax", ds, Ks, n=n, seed=args.seed, **overrides):
+                terms = np.asarray(problem.terms({"W": s.W, "H": s.H}))
+                loss = float(np.max(terms[np.asarray(problem.term_mask(np.ones(s.K, bool)))]))  # eq. (5)
+                row = s.summary() | {"loss": loss, "gnc2": s.rho_one_vs_rest, "tau": None}
+                out.append((s, row, f"hardmax_d{s.d}_K{s.K}_n{n}"))
+        return out
+    sols = gnc_jax.solve_ufm(ds, Ks, ns, taus, weight_decay=lam, seed=args.seed, **overrides)
+    return [(s, s.summary(), f"ufm_d{s.d}_K{s.K}_n{s.n}_tau{s.tau:g}") for s in sols]
+
+
 def cmd_solve(args) -> int:
     import numpy as np
 
@@ -148,7 +245,20 @@ def cmd_solve(args) -> int:
         )
         if v is not None
     }
-    print(f"gnc-jax: solving {args.problem} for {len(ds) * len(Ks)} pair(s)...", file=sys.stderr)
+    ns, taus, lam = _feature_options(args, overrides)
+    print(f"gnc-jax: solving {args.problem} for {len(ds) * len(Ks)} (d, K) pair(s)...", file=sys.stderr)
+    if args.problem in ("hardmax", "ufm"):
+        results = _feature_rows(args, ds, Ks, ns, taus, lam, overrides)
+        if args.format == "json":
+            for _, row, _ in results:
+                print(json.dumps(row))
+        else:
+            print_feature_table([row for _, row, _ in results])
+        if args.save:
+            for s, _, stem in results:
+                np.save(os.path.join(args.save, f"{stem}_W.npy"), np.asarray(s.W, np.float64))
+                np.save(os.path.join(args.save, f"{stem}_H.npy"), np.asarray(s.H, np.float64))
+        return 0
     sols = gnc_jax.solve(args.problem, ds, Ks, seed=args.seed, **overrides)
     rows = [_row(s) for s in sols]
     if args.format == "json":

@@ -17,8 +17,9 @@ import numpy as np
 from gnc_jax import hull
 
 
-def validate_configuration(W, name: str = "W") -> np.ndarray:
-    """Check a user-given configuration and return it as float64 with unit columns.
+def validate_configuration(W, name: str = "W", unit: bool = True) -> np.ndarray:
+    """Check a user-given configuration and return it as float64 with unit columns (as given if not
+    ``unit``).
 
     Raises:
       ValueError: naming ``name`` if W is not 2-D, has d < 2 or K < 2, holds NaN/inf, or has a zero
@@ -38,7 +39,7 @@ def validate_configuration(W, name: str = "W") -> np.ndarray:
     norms = np.linalg.norm(A, axis=0)
     if np.any(norms == 0):
         raise ValueError(f"{name} has zero columns {np.flatnonzero(norms == 0).tolist()}")
-    return A / norms
+    return A / norms if unit else A
 
 
 def cosines(W) -> np.ndarray:

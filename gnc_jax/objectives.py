@@ -12,10 +12,15 @@ candidates; the final numbers are always recomputed by :mod:`gnc_jax.geometry`).
   rho_one-vs-rest(W) = max_H min_k min_{j != k} <w_k - w_j, h_k>: the HardMax problem (5) with one
   feature per class. We optimise (W, H) jointly on OB(d, K) x OB(d, K); for any H the score is a
   lower bound on rho_one-vs-rest(W), tight at the optimal features of eq. (9).
+* HardMax, eq. (5): the same terms with n features per class, H in OB(d, n K) (Theorem 3.2: its W
+  is a softmax code; Theorem 3.5: the features of non-rattler classes collapse to eq. (9)).
+* UFM with temperature, eq. (2), in the log-space form (C.2), and with weight decay, eq. (B.1): smooth
+  losses of (W, H) for :mod:`gnc_jax.ufm`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -24,7 +29,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax.geometry import pair_mask
-from gnc_jax.sphere import padded_points
+from gnc_jax.sphere import normalize_columns, padded_points, tangent_project
+
+FEATURE_NOISE = 0.5
 
 
 def tammes_terms(params):
@@ -32,10 +39,14 @@ def tammes_terms(params):
     return W.T @ W
 
 
-def softmax_code_terms(params):
-    """S[j, k] = <w_j - w_k, h_k>; the softmax-code margin is -max over j != k."""
-    A = params["W"].T @ params["H"]
-    return A - jnp.diag(A)[None, :]
+def hardmax_terms(params, n: int = 1):
+    """S[j, c] = <w_j - w_{k(c)}, h_c> for feature column c of class k(c) = c // n (class-major).
+
+    The HardMax loss (5) is the max over j != k(c); with n = 1 this is the softmax-code problem.
+    """
+    W, H = params["W"], params["H"]
+    own = jnp.sum(jnp.repeat(W, n, axis=1) * H, axis=0)  # <w_{k(c)}, h_c>
+    return W.T @ H - own[None, :]
 
 
 def tammes_term_grads(params, rows, cols):
@@ -48,38 +59,108 @@ def tammes_term_grads(params, rows, cols):
     return {"W": G}
 
 
-def softmax_code_term_grads(params, rows, cols):
-    """Gradients of S[j, k] = <w_j - w_k, h_k> at (j, k) = (rows, cols)."""
+def hardmax_term_grads(params, rows, cols, n: int = 1):
+    """Gradients of S[j, c] = <w_j - w_{k(c)}, h_c> at (j, c) = (rows, cols)."""
     W, H = params["W"], params["H"]
-    n, (d, K) = len(rows), W.shape
-    GW, GH = np.zeros((n, d, K)), np.zeros((n, d, K))
-    GW[np.arange(n), :, rows] += H[:, cols].T
-    GW[np.arange(n), :, cols] -= H[:, cols].T
-    GH[np.arange(n), :, cols] += (W[:, rows] - W[:, cols]).T
+    m, idx, own = len(rows), np.arange(len(rows)), cols // n
+    GW, GH = np.zeros((m,) + W.shape), np.zeros((m,) + H.shape)
+    GW[idx, :, rows] += H[:, cols].T
+    GW[idx, :, own] -= H[:, cols].T
+    GH[idx, :, cols] += (W[:, rows] - W[:, own]).T
     return {"W": GW, "H": GH}
 
 
+def _log_softplus(a):
+    """log(log(1 + e^a)), finite for every finite a: below a = -30, log1p(e^a) = e^a (1 - e^a / 2 + ...)
+    and the result is a - e^a / 2 to double precision (no underflow to log 0)."""
+    small = a < -30.0
+    a_big = jnp.where(small, 0.0, a)
+    return jnp.where(small, a - 0.5 * jnp.exp(jnp.minimum(a, 0.0)), jnp.log(jax.nn.softplus(a_big)))
+
+
+def ufm_class_logits(params, col_mask, tau, n: int):
+    """a_c = log sum_{j != k(c)} exp(<w_j - w_{k(c)}, h_c> / tau) over real classes j, one per feature c.
+
+    The cross-entropy of feature c is CE_c = log(1 + e^{a_c}) (eq. 2 written with margins)."""
+    mask = jnp.repeat(pair_mask(col_mask), n, axis=1)
+    z = jnp.where(mask, hardmax_terms(params, n) / tau, -jnp.inf)
+    return jax.nn.logsumexp(z, axis=0)
+
+
+def ufm_log_loss(params, col_mask, tau, n: int):
+    """L_0 = tau log sum_{k, i} CE(W^T h_{k,i}, y_k, tau), eq. (C.2), computed in log space.
+
+    Minimising L_0 is minimising the mean CE of eq. (2) (a monotone transform), but L_0 stays finite
+    and its gradient O(1) as tau -> 0, where the CE itself underflows to exactly 0 in float64 (already
+    near tau = 0.05 at the optimum of d = 3, K = 7)."""
+    log_ce = _log_softplus(ufm_class_logits(params, col_mask, tau, n))
+    return tau * jax.nn.logsumexp(jnp.where(jnp.repeat(col_mask, n), log_ce, -jnp.inf))
+
+
+def ufm_mean_ce(params, col_mask, tau, n: int):
+    """The objective of eq. (2): mean over real features of CE(W^T h_{k,i} / tau, y_k)."""
+    ce = jax.nn.softplus(ufm_class_logits(params, col_mask, tau, n))
+    mask = jnp.repeat(col_mask, n)
+    return jnp.sum(jnp.where(mask, ce, 0.0)) / jnp.sum(mask)
+
+
+def weight_decay_ufm_loss(params, col_mask, tau, n: int, weight_decay):
+    """Eq. (B.1): mean CE + (lambda / 2)(||W||_F^2 + ||H||_F^2), W and H unconstrained."""
+    reg = sum(
+        jnp.sum(jnp.where(m[None, :], params[k] ** 2, 0.0))
+        for k, m in (("W", col_mask), ("H", jnp.repeat(col_mask, n)))
+    )
+    return ufm_mean_ce(params, col_mask, tau, n) + 0.5 * weight_decay * reg
+
+
 class Problem(NamedTuple):
+    """A max-min arrangement problem: minimise the largest of the ``terms`` over its real entries.
+
+    ``features_per_class`` is 0 for problems on W alone; n >= 1 adds features H of shape (d, n K),
+    class-major, and the terms become (K, n K) with entry (j, c) real when j != k(c) = c // n.
+    """
+
     name: str
     variables: tuple[str, ...]
-    terms: Callable  # params -> (K, K) matrix whose max over distinct real pairs is minimised
-    term_grads: Callable  # (numpy params, rows, cols) -> {name: (n, d, K)} gradients of those terms
+    terms: Callable  # params -> (K, K) or (K, n K) matrix whose max over real entries is minimised
+    term_grads: Callable  # (numpy params, rows, cols) -> {name: (m, d, columns)} gradients of those terms
     symmetric: bool  # terms[i, j] == terms[j, i]: smooth over i < j only (half the exponentials)
+    features_per_class: int = 0
+
+    def column_masks(self, col_mask) -> dict:
+        """Real columns of every variable, from the (K,) mask of real classes."""
+        return {
+            v: col_mask if v == "W" else jnp.repeat(col_mask, self.features_per_class) for v in self.variables
+        }
+
+    def term_mask(self, col_mask, half: bool = False):
+        """Real entries of ``terms``: j != k(c), both real (with ``half``: i < j for symmetric terms)."""
+        mask = pair_mask(col_mask)
+        if self.features_per_class > 1:
+            mask = jnp.repeat(mask, self.features_per_class, axis=1)
+        return jnp.triu(mask, 1) if half and self.symmetric else mask
 
     def init(self, key, d, K, d_max, K_max, dtype):
-        keys = jax.random.split(key, len(self.variables))
-        params = {}
-        for v, k in zip(self.variables, keys):
-            params[v], row_mask, col_mask = padded_points(k, d, K, d_max, K_max, dtype)
+        """Random W on OB(d, K) (padded to (d_max, K_max)); features, if any, start as random
+        perturbations of their class's w_k (tangent Gaussian noise of norm ~ ``FEATURE_NOISE``).
+
+        Independent random features make most starts with n > 1 collapse two classifiers onto each
+        other (a margin-0 trap of the smoothed problem: 12 of 16 starts for d=2, K=6, n=3; 3 of 16
+        with n=1; none of 16 with this start)."""
+        k_w, k_h = jax.random.split(key)
+        W, row_mask, col_mask = padded_points(k_w, d, K, d_max, K_max, dtype)
+        params = {"W": W}
+        if self.features_per_class:
+            n = self.features_per_class
+            H = jnp.repeat(W, n, axis=1)
+            noise = jax.random.normal(k_h, H.shape, dtype) * row_mask[:, None] / jnp.sqrt(d)
+            params["H"] = normalize_columns(H + FEATURE_NOISE * tangent_project(H, noise))
         return params, row_mask, col_mask
 
     def smoothing_offsets(self, col_mask):
-        """0 on the terms the smoothing runs over (distinct real pairs; i < j if symmetric), -inf
+        """0 on the terms the smoothing runs over (real entries; i < j if symmetric), -inf
         elsewhere. Computed once per schedule: an additive mask costs one add per term per step."""
-        mask = pair_mask(col_mask)
-        if self.symmetric:
-            mask = jnp.triu(mask, 1)
-        return jnp.where(mask, 0.0, -jnp.inf)
+        return jnp.where(self.term_mask(col_mask, half=True), 0.0, -jnp.inf)
 
     def loss(self, params, offsets, t):
         """t * LSE(terms / t) over the terms where ``offsets`` is 0 (see :meth:`smoothing_offsets`)."""
@@ -102,19 +183,40 @@ class Problem(NamedTuple):
         return m + t * jnp.log(total), grad
 
     def score(self, params, col_mask):
-        """Exact objective to maximise: -max over distinct real pairs of the terms."""
-        return -jnp.max(jnp.where(pair_mask(col_mask), self.terms(params), -jnp.inf))
+        """Exact objective to maximise: -max over the real entries of the terms."""
+        return -jnp.max(jnp.where(self.term_mask(col_mask), self.terms(params), -jnp.inf))
 
 
 TAMMES = Problem("tammes", ("W",), tammes_terms, tammes_term_grads, symmetric=True)
-SOFTMAX_CODE = Problem(
-    "softmax-code", ("W", "H"), softmax_code_terms, softmax_code_term_grads, symmetric=False
-)
+
+
+@functools.cache
+def hardmax_problem(n: int, name: str = "hardmax") -> Problem:
+    """The HardMax problem (5) with n features per class (one Problem object per n, so that compiled
+    solvers are cached per n)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    return Problem(
+        name,
+        ("W", "H"),
+        functools.partial(hardmax_terms, n=n),
+        functools.partial(hardmax_term_grads, n=n),
+        symmetric=False,
+        features_per_class=n,
+    )
+
+
+SOFTMAX_CODE = hardmax_problem(1, "softmax-code")
 PROBLEMS = {p.name: p for p in (TAMMES, SOFTMAX_CODE)}
+NAMES = ("tammes", "softmax-code", "hardmax")
 
 
-def get_problem(name: str) -> Problem:
-    """Look up a problem by name ('tammes' or 'softmax-code')."""
+def get_problem(name: str, n: int = 1) -> Problem:
+    """Look up a problem: 'tammes', 'softmax-code', or 'hardmax' with n features per class."""
+    if name == "hardmax":
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be an integer >= 1, got {n!r}")
+        return hardmax_problem(int(n))
     if name not in PROBLEMS:
-        raise ValueError(f"problem must be one of {sorted(PROBLEMS)}, got {name!r}")
+        raise ValueError(f"problem must be one of {list(NAMES)}, got {name!r}")
     return PROBLEMS[name]

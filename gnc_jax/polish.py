@@ -18,6 +18,7 @@ solve); the LP is solved by HiGHS through ``scipy.optimize.linprog``.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import linprog
 
 from gnc_jax.objectives import Problem
@@ -41,14 +42,14 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
 
     Args:
       problem: the arrangement problem (its ``terms``; the max over distinct pairs is minimised).
-      params: dict of float64 arrays (d, K) with unit columns.
+      params: dict of float64 arrays (d, columns) with unit columns (W has K columns).
       max_iter: LP iterations at most.
       radius: initial trust-region radius (tangent coordinates, infinity norm).
     """
     names = tuple(sorted(params))
     X = {n: np.asarray(params[n], np.float64) for n in names}
-    d, K = X[names[0]].shape
-    off = ~np.eye(K, dtype=bool)
+    d, K = X["W"].shape
+    off = np.asarray(problem.term_mask(np.ones(K, dtype=bool)))
 
     def value(X):
         return float(np.max(np.asarray(problem.terms(X))[off]))
@@ -68,26 +69,30 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         ]
         A = np.concatenate(blocks, axis=1)
         # Scaled LP (O(1) numbers at every radius): u = r v, |v|_inf <= 1, model (T - f)/r + A v <= s.
-        n_u = A.shape[1]
+        # Only the coordinates some candidate term depends on enter it, as a sparse matrix (a term
+        # touches at most 3 columns): for K = 100 that is a few percent of the dense LP.
+        used = np.flatnonzero(np.any(A != 0, axis=0))
+        n_u = len(used)
         c = np.zeros(n_u + 1)
         c[-1] = 1.0
-        A_ub = np.concatenate([A, -np.ones((len(rows), 1))], axis=1)
+        A_ub = sparse.hstack([sparse.csr_array(A[:, used]), -np.ones((len(rows), 1))], format="csr")
         b_ub = (f - T_act) / r
-        bounds = [(-1.0, 1.0)] * n_u + [(None, None)]
-        lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
+        lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(-1.0, 1.0)] * n_u + [(None, None)], method="highs")
         if lp.status != 0:
             return X, False
-        u = r * lp.x[:-1]
+        u = np.zeros(A.shape[1])
+        u[used] = r * lp.x[:-1]
         predicted = f - np.max(T_act + A @ u)  # the linear model's decrease, evaluated exactly
         if predicted <= 1e-16:
             return X, True
         X_new, i = {}, 0
         for n in names:
             B = _tangent_bases(X[n])
-            step = np.einsum("kde,ke->dk", B, u[i : i + K * (d - 1)].reshape(K, d - 1))
+            cols = X[n].shape[1]
+            step = np.einsum("kde,ke->dk", B, u[i : i + cols * (d - 1)].reshape(cols, d - 1))
             Y = X[n] + step
             X_new[n] = Y / np.linalg.norm(Y, axis=0)
-            i += K * (d - 1)
+            i += cols * (d - 1)
         f_new = value(X_new)
         ratio = (f - f_new) / predicted
         if f_new < f:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -55,6 +56,9 @@ class SolverSettings:
         this over the last half of the polish.
       lp_polish_iters: iterations of the exact active-set (SLP) polish of each pair's best
         configuration (:mod:`gnc_jax.polish`); 0 skips it. Its convergence sets the final status.
+      lp_polish_max_unknowns: pairs whose LP would have more tangent coordinates than this, (d - 1)
+        times the columns of all variables, skip the polish (HiGHS took over 15 minutes for the
+        softmax code d = 10, K = 100, 1800 unknowns); their status is the annealing's.
       dtype: 'float64' (default) or 'float32' (faster; results are still certified in float64).
     """
 
@@ -71,6 +75,7 @@ class SolverSettings:
     polish_t_end: float = 1e-13
     converged_tol: float = 1e-12
     lp_polish_iters: int = 100
+    lp_polish_max_unknowns: int = 1000
     dtype: str = "float64"
 
     def __post_init__(self):
@@ -78,7 +83,7 @@ class SolverSettings:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        for name in ("hop_rounds", "lp_polish_iters"):
+        for name in ("hop_rounds", "lp_polish_iters", "lp_polish_max_unknowns"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
@@ -122,22 +127,32 @@ def _optimizer():
     return optax.scale_by_adam(b1=0.9, b2=0.999, eps=1e-30)
 
 
-def run_schedule(problem: Problem, params: dict, col_mask, temps, learning_rate: float) -> State:
-    """The shared driver: Riemannian Adam on the smoothed objective along a temperature schedule.
+def run_schedule(
+    value_and_grad: Callable, params: dict, col_masks: dict, temps, learning_rate, sphere: bool = True
+) -> State:
+    """The shared driver: Adam along a temperature schedule, on OB(d, K) per variable or in R^{d x K}.
 
-    ``lax.scan`` over ``temps``; each step projects the Euclidean gradient onto the tangent space of
-    every variable, applies the optax update scaled by ``learning_rate * t`` and retracts. An instance
-    whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters.
+    ``lax.scan`` over ``temps``; ``value_and_grad(params, t)`` gives the loss and its Euclidean
+    gradient; ``learning_rate`` is a number or one per step. With ``sphere`` each step projects the
+    gradient onto the tangent space of every variable, applies the optax update scaled by
+    ``learning_rate * t`` and retracts (normalises the columns); without, it is a plain Euclidean
+    step. Padded columns (``col_masks[name]`` False) do not move. An instance whose loss turns
+    non-finite is frozen (``done``) and keeps its last finite parameters.
     """
     opt = _optimizer()
     state = State(params, opt.init(params), jnp.array(False))
-    offsets = problem.smoothing_offsets(col_mask)
+    rates = jnp.broadcast_to(jnp.asarray(learning_rate, temps.dtype), temps.shape)
 
-    def step(state: State, t):
-        loss, g = problem.value_and_grad(state.params, offsets, t)
-        g = {k: tangent_project(state.params[k], v) * col_mask for k, v in g.items()}
+    def step(state: State, xs):
+        t, learning_rate = xs
+        loss, g = value_and_grad(state.params, t)
+        if sphere:
+            g = {k: tangent_project(state.params[k], v) for k, v in g.items()}
+        g = {k: v * col_masks[k] for k, v in g.items()}
         u, opt_state = opt.update(g, state.opt_state, state.params)
-        new = {k: normalize_columns(state.params[k] - learning_rate * t * u[k]) for k in state.params}
+        new = {k: state.params[k] - learning_rate * t * u[k] for k in state.params}
+        if sphere:
+            new = {k: normalize_columns(v) for k, v in new.items()}
         finite = jnp.isfinite(loss) & jnp.all(
             jnp.array([jnp.all(jnp.isfinite(v)) for v in jax.tree_util.tree_leaves(new)])
         )
@@ -149,16 +164,16 @@ def run_schedule(problem: Problem, params: dict, col_mask, temps, learning_rate:
             done,
         ), None
 
-    state, _ = jax.lax.scan(step, state, temps)
+    state, _ = jax.lax.scan(step, state, (temps, rates))
     return state
 
 
-def perturb(key, params: dict, row_mask, col_mask, scale):
+def perturb(key, params: dict, row_mask, col_masks: dict, scale):
     """Gaussian tangent perturbation of every variable, then retraction (padding is untouched)."""
     keys = jax.random.split(key, len(params))
     out = {}
     for (name, X), k in zip(sorted(params.items()), keys):
-        noise = jax.random.normal(k, X.shape, X.dtype) * row_mask[:, None] * col_mask[None, :]
+        noise = jax.random.normal(k, X.shape, X.dtype) * row_mask[:, None] * col_masks[name][None, :]
         out[name] = normalize_columns(X + scale * tangent_project(X, noise))
     return out
 
@@ -189,7 +204,12 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     if constrain is not None:
         params = constrain(params)
     score_all = jax.vmap(problem.score, in_axes=(0, None))
-    anneal = jax.vmap(lambda p, temps: run_schedule(problem, p, col_mask, temps, s.learning_rate), (0, None))
+    offsets = problem.smoothing_offsets(col_mask)
+    col_masks = problem.column_masks(col_mask)
+    value_and_grad = lambda p, t: problem.value_and_grad(p, offsets, t)
+    anneal = jax.vmap(
+        lambda p, temps: run_schedule(value_and_grad, p, col_masks, temps, s.learning_rate), (0, None)
+    )
 
     state = anneal(params, geometric(s.t_start, s.t_end, s.steps).astype(dtype))
     params, score = state.params, jnp.where(state.done, -jnp.inf, score_all(state.params, col_mask))
@@ -202,7 +222,7 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
         k_scale, k_noise = jax.random.split(key)
         scales = s.hop_scale * spacing * jax.random.uniform(k_scale, (R,), dtype, 0.25, 1.0)
         trial = jax.vmap(perturb, (0, 0, None, None, 0))(
-            jax.random.split(k_noise, R), params, row_mask, col_mask, scales
+            jax.random.split(k_noise, R), params, row_mask, col_masks, scales
         )
         st = anneal(trial, hop_temps)
         trial_score = jnp.where(st.done, -jnp.inf, score_all(st.params, col_mask))

@@ -99,6 +99,14 @@ def test_table_output():
         (["solve", "tammes", "--d", "3"], "--K"),
         (["solve", "tammes", "--d", "3", "--K", "5", "--format", "xml"], "invalid choice"),
         (["solve", "tammes", "--d", "3", "--K", "5", "--save", "/proc/nope"], "cannot create directory"),
+        (["solve", "ufm", "--d", "3", "--K", "4", "--tau", "0"], "--tau values must be finite and > 0"),
+        (["solve", "ufm", "--d", "3", "--K", "4", "--tau", "0.1,nan"], "--tau values must be finite"),
+        (["solve", "ufm", "--d", "3", "--K", "4"], "needs --tau"),
+        (["solve", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--n", "0"], "--n values must be >= 1"),
+        (["solve", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--weight-decay", "-1"], "--weight-decay"),
+        (["solve", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--hop-rounds", "2"], "--hop-rounds"),
+        (["solve", "hardmax", "--d", "3", "--K", "4", "--tau", "1"], "ufm problem only"),
+        (["solve", "tammes", "--d", "3", "--K", "4", "--n", "2"], "do not apply to tammes"),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
     ],
@@ -108,6 +116,60 @@ def test_bad_input_one_line_exit_2(args, match, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and err.startswith("gnc-jax: error:")
     assert match in err
+
+
+def test_ufm_and_hardmax_json_and_save(tmp_path):
+    out = run_cli(
+        "solve",
+        "ufm",
+        "--d",
+        "3",
+        "--K",
+        "4",
+        "--n",
+        "2",
+        "--tau",
+        "0.5,0.05",
+        "--restarts",
+        "2",
+        "--steps",
+        "400",
+        "--format",
+        "json",
+        "--save",
+        str(tmp_path),
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["tau"] for r in rows] == [0.5, 0.05]
+    for r in rows:
+        assert {"loss", "gnc1", "gnc2", "gnc3", "max_cos", "status"} <= set(r)
+        # K = 4 <= d + 1: the UFM classifier is the simplex ETF, rho = K / (K - 1) (Theorem 3.3).
+        assert abs(r["gnc2"] - 4 / 3) < 1e-6 and r["gnc1"] < 1e-9
+        W = np.load(tmp_path / f"ufm_d3_K4_n2_tau{r['tau']:g}_W.npy")
+        H = np.load(tmp_path / f"ufm_d3_K4_n2_tau{r['tau']:g}_H.npy")
+        assert W.shape == (3, 4) and H.shape == (3, 8) and W.dtype == np.float64
+        np.testing.assert_allclose(gnc_jax.max_cos(W), r["max_cos"], rtol=1e-12)
+    out = run_cli(
+        "solve",
+        "hardmax",
+        "--d",
+        "2",
+        "--K",
+        "5",
+        "--n",
+        "2",
+        "--restarts",
+        "4",
+        "--format",
+        "json",
+        "--save",
+        str(tmp_path),
+    )
+    assert out.returncode == 0, out.stderr
+    (row,) = [json.loads(line) for line in out.stdout.splitlines()]
+    assert abs(row["gnc2"] - (1 - np.cos(2 * np.pi / 5))) < 1e-9 and abs(row["loss"] + row["gnc2"]) < 1e-9
+    assert np.load(tmp_path / "hardmax_d2_K5_n2_H.npy").shape == (2, 10)
 
 
 def test_bad_input_subprocess_has_no_traceback():

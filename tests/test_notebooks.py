@@ -18,6 +18,7 @@ def test_there_are_notebooks():
 def test_notebook_runs(path, monkeypatch):
     # The kernel is a subprocess: make this checkout importable there whether or not it is installed.
     root = str(Path(__file__).parents[1])
+    monkeypatch.setenv("GNC_QUICK", "1")  # notebooks shrink their sizes
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(path, as_version=4)
     NotebookClient(

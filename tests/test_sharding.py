@@ -16,7 +16,7 @@ settings = gnc_jax.SolverSettings(
     restarts=6, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8
 )
 sols = gnc_jax.solve_pairs("softmax-code", [(2, 5), (3, 4)], seed=0, settings=settings)
-fn = batch._bucket_solver("softmax-code", settings.replace(restarts=8), 8, 8, 4)
+fn = batch._bucket_solver(gnc_jax.objectives.SOFTMAX_CODE, settings.replace(restarts=8), 8, 8, 4)
 keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(0), i))(np.arange(2))
 hlo = fn.lower(keys, np.array([2, 3]), np.array([5, 4])).compile().as_text()
 print(json.dumps({"rho": [s.rho_one_vs_rest for s in sols], "restarts": [s.restarts for s in sols],

@@ -131,3 +131,18 @@ def test_settings_validation(kwargs, match):
 def test_bad_solver_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_hardmax_features_collapse_to_eq_9_where_theorems_3_6_and_3_8_apply():
+    """HardMax (eq. 5) with n = 3 features per class, solved jointly in (W, H): for d = 2 (K = 5..12)
+    and K <= d + 1 there are no rattlers, so GNC1 = GNC3 = 0, the features equal eq. (9), and W's
+    margin is Theorem 3.3's closed form (which the softmax-code solver also reaches)."""
+    pairs = [(2, K) for K in range(5, 13)] + [(3, 4), (4, 5), (5, 4)]
+    sols = gnc_jax.solve_pairs("hardmax", pairs, n=3, seed=0, **SMALL)
+    for s in sols:
+        rho, _ = theory.softmax_code_closed_form(s.d, s.K)
+        assert s.H.shape == (s.d, 3 * s.K) and s.n == 3
+        assert abs(s.rho_one_vs_rest - rho) < 1e-6, (s.d, s.K, s.rho_one_vs_rest, rho)
+        assert s.gnc1 <= 1e-6 and abs(s.gnc3) <= 1e-6, (s.d, s.K, s.gnc1, s.gnc3)
+        features = np.repeat(gnc_jax.optimal_features(s.W), 3, axis=1)
+        assert np.max(np.abs(s.H - features)) < 1e-6, (s.d, s.K)

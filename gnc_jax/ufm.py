@@ -1,0 +1,296 @@
+"""The unconstrained features model (UFM) with temperature-scaled cross-entropy, batched.
+
+Spherical UFM, eq. (2): W in OB(d, K), H in OB(d, n K) (class-major), minimise the mean
+CE(W^T h_{k,i} / tau, y_k). The solver minimises the equivalent log-space loss L_0 of eq. (C.2),
+which stays finite with an O(1) gradient down to tau = 1e-3 and below, where the CE itself underflows
+to 0. Weight-decay UFM, eq. (B.1): W, H unconstrained, mean CE + (lambda / 2)(||W||^2 + ||H||^2).
+
+Every instance (d, K, n, tau, lambda) runs ``restarts`` random starts through the shared driver
+(:func:`gnc_jax.solve.run_schedule`): a continuation in tau from ``tau_start`` down to the target
+(warm-started, step proportional to tau), then ``hold_steps`` at the target with the step decaying
+geometrically to ``final_rate`` of its value so that Adam settles. The restart with the lowest loss
+is returned with its Riemannian gradient norm and its GNC metrics, recomputed in float64 from
+(W, H) by :mod:`gnc_jax.metrics`. Instances are grouped into buckets by (d, K, n) sizes exactly as
+in :mod:`gnc_jax.batch` (one compilation per bucket; tau and lambda are traced).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gnc_jax import batch, geometry, metrics
+from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
+from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, geometric, run_schedule
+from gnc_jax.sphere import tangent_project
+
+
+@dataclasses.dataclass(frozen=True)
+class UFMSettings:
+    """Immutable UFM solver settings (validated on construction).
+
+    Attributes:
+      restarts: random starts per instance.
+      steps: steps of the continuation from ``tau_start`` to the target tau (geometric).
+      hold_steps: steps at the target tau, the step size decaying to ``final_rate`` of its value.
+      tau_start: temperature the continuation starts from (the target if that is larger).
+      learning_rate: Adam step per unit temperature.
+      final_rate: factor the step decays by over the hold.
+      grad_tol: status 'converged' when the (Riemannian) gradient norm of the solved loss is below.
+      dtype: 'float64' or 'float32' (metrics are always float64).
+    """
+
+    restarts: int = 8
+    steps: int = 2000
+    hold_steps: int = 2000
+    tau_start: float = 1.0
+    learning_rate: float = 0.3
+    final_rate: float = 1e-3
+    grad_tol: float = 1e-6
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        for name in ("restarts", "steps", "hold_steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        for name in ("tau_start", "learning_rate", "final_rate", "grad_tol"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+
+    def replace(self, **changes) -> UFMSettings:
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ValueError(f"unknown settings {sorted(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+
+@dataclasses.dataclass(frozen=True)
+class UFMSolution:
+    """Best of the restarts for one instance, with float64 metrics.
+
+    Attributes:
+      d, K, n, tau, weight_decay: the instance (weight_decay 0: spherical UFM, eq. 2).
+      W: (d, K) classifier; H: (d, n K) features, class-major.
+      loss: mean CE of eq. (2) (plus the weight-decay term for eq. B.1), float64; may be 0 to
+        float64 precision at small tau, where ``log_loss`` still resolves it.
+      log_loss: tau log sum CE, eq. (C.2) (spherical only; NaN with weight decay).
+      grad_norm: norm of the (Riemannian, for the sphere) gradient of the solved loss.
+      status: 'converged' (grad_norm <= grad_tol), 'max_steps' or 'nonfinite'.
+      gnc1, gnc2, gnc3, ncc_accuracy: :mod:`gnc_jax.metrics` (GNC2 on the normalised W).
+      max_cos, min_angle_deg: of the normalised W.
+      restarts, wall_s: population size; wall time of the bucket (compile included) per instance.
+    """
+
+    d: int
+    K: int
+    n: int
+    tau: float
+    weight_decay: float
+    W: np.ndarray
+    H: np.ndarray
+    loss: float
+    log_loss: float
+    grad_norm: float
+    status: str
+    gnc1: float
+    gnc2: float
+    gnc3: float
+    ncc_accuracy: float
+    max_cos: float
+    min_angle_deg: float
+    restarts: int
+    wall_s: float
+
+    def summary(self) -> dict:
+        """JSON-ready dict of the scalar fields."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("W", "H")}
+
+
+def _instance_loss(n: int, weight_decay: bool):
+    if weight_decay:
+        return lambda p, cm, t, lam: weight_decay_ufm_loss(p, cm, t, n, lam)
+    return lambda p, cm, t, lam: ufm_log_loss(p, cm, t, n)
+
+
+@functools.cache
+def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight_decay: bool, n_dev: int):
+    problem = hardmax_problem(n)  # its (W, H) layout and random init on OB(d, K) x OB(d, n K)
+    loss = _instance_loss(n, weight_decay)
+    constrain = batch.restart_constraint(n_dev)
+    s = settings
+    dtype = jnp.dtype(s.dtype)
+
+    def instance(key, d, K, tau, lam):
+        params, _, col_mask = jax.vmap(lambda k: problem.init(k, d, K, d_max, K_max, dtype))(
+            jax.random.split(key, s.restarts)
+        )
+        params, col_mask = constrain(params), col_mask[0]
+        tau, lam = tau.astype(dtype), lam.astype(dtype)
+        t0 = jnp.maximum(jnp.asarray(s.tau_start, dtype), tau)
+        temps = jnp.concatenate(
+            [
+                t0 * (tau / t0) ** (jnp.arange(s.steps, dtype=dtype) / max(s.steps - 1, 1)),
+                jnp.full((s.hold_steps,), tau),
+            ]
+        )
+        rates = s.learning_rate * jnp.concatenate(
+            [jnp.ones(s.steps, dtype), geometric(1.0, s.final_rate, s.hold_steps).astype(dtype)]
+        )
+        value_and_grad = jax.value_and_grad(lambda p, t: loss(p, col_mask, t, lam))
+        masks = problem.column_masks(col_mask)
+        state = jax.vmap(
+            lambda p: run_schedule(value_and_grad, p, masks, temps, rates, sphere=not weight_decay)
+        )(params)
+        final = jax.vmap(lambda p: loss(p, col_mask, tau, lam))(state.params)
+        final = jnp.where(state.done | ~jnp.isfinite(final), jnp.inf, final)
+        best = jnp.argmin(final)
+        p = jax.tree_util.tree_map(lambda a: a[best], state.params)
+        g = jax.grad(lambda q: loss(q, col_mask, tau, lam))(p)
+        if not weight_decay:
+            g = {k: tangent_project(p[k], v) for k, v in g.items()}
+        grad_norm = jnp.sqrt(sum(jnp.sum((v * masks[k]) ** 2) for k, v in g.items()))
+        status = jnp.where(
+            ~jnp.isfinite(final[best]), NONFINITE, jnp.where(grad_norm <= s.grad_tol, CONVERGED, MAX_STEPS)
+        )
+        p64 = {k: v.astype(jnp.float64) for k, v in p.items()}
+        return p64, grad_norm, status
+
+    def run(keys, ds, Ks, taus, lams):
+        return jax.vmap(instance)(keys, ds, Ks, taus, lams)
+
+    return jax.jit(run)
+
+
+def _positive_floats(name: str, values, allow_zero: bool = False) -> list[float]:
+    vals = (
+        [values] if isinstance(values, (int, float, np.number)) and not isinstance(values, bool) else values
+    )
+    try:
+        vals = [float(v) for v in vals]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or a sequence of numbers, got {values!r}") from None
+    if not vals:
+        raise ValueError(f"{name} is empty")
+    for v in vals:
+        if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+            raise ValueError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {v}")
+    return vals
+
+
+def _instance_key(key, d, K, n, tau, lam):
+    bits = np.array([tau, lam], dtype=np.float64).view(np.uint32)
+    for v in (d, K, n, *bits.tolist()):
+        key = jax.random.fold_in(key, int(v))
+    return key
+
+
+def solve_ufm(
+    d: int | Sequence[int],
+    K: int | Sequence[int],
+    n: int | Sequence[int],
+    tau: float | Sequence[float],
+    *,
+    weight_decay: float = 0.0,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    settings: UFMSettings | None = None,
+    **overrides,
+) -> UFMSolution | list[UFMSolution]:
+    """Solve the UFM for every instance of the grid d x K x n x tau (one compiled call per bucket).
+
+    Args:
+      d, K, n: integers or sequences (d, K >= 2, n >= 1).
+      tau: temperature(s) > 0.
+      weight_decay: lambda >= 0 of eq. (B.1); 0 solves the spherical UFM of eq. (2).
+      key / seed: exactly one; a seed fully determines the result.
+      settings: :class:`UFMSettings`; keyword ``overrides`` replace fields.
+
+    Returns:
+      A :class:`UFMSolution` when every argument is a scalar, else a list in grid order
+      (d, K, n, tau; the last varies fastest).
+    """
+    ds = batch._positive_ints("d", d)
+    Ks = batch._positive_ints("K", K)
+    ns = batch._positive_ints("n", n, minimum=1)
+    taus = _positive_floats("tau", tau)
+    (lam,) = _positive_floats("weight_decay", weight_decay, allow_zero=True)
+    key = batch.resolve_key(key, seed)
+    settings = (settings or UFMSettings()).replace(**overrides) if overrides else (settings or UFMSettings())
+    n_dev = jax.device_count()
+    if settings.restarts % n_dev:
+        settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
+    grid = [(dd, kk, nn, tt) for dd in ds for kk in Ks for nn in ns for tt in taus]
+    buckets: dict[tuple[int, int, int], list[int]] = {}
+    for i, (dd, kk, nn, _) in enumerate(grid):
+        buckets.setdefault((batch.bucket_size(dd), batch.bucket_size(kk, minimum=8), nn), []).append(i)
+    out: list[UFMSolution | None] = [None] * len(grid)
+    for (d_max, K_max, nn), members in sorted(buckets.items()):
+        idx = members + [members[0]] * (batch._pad_pairs(len(members)) - len(members))
+        cols = list(zip(*[grid[i] for i in idx]))
+        keys = jnp.stack(
+            [_instance_key(key, dd, kk, nn, tt, lam) for dd, kk, _, tt in (grid[i] for i in idx)]
+        )
+        fn = _bucket_solver(settings, d_max, K_max, nn, lam > 0, n_dev)
+        t0 = time.perf_counter()
+        params, grad_norm, status = jax.device_get(
+            fn(
+                keys,
+                jnp.asarray(cols[0]),
+                jnp.asarray(cols[1]),
+                jnp.asarray(cols[3], jnp.float64),
+                jnp.full(len(idx), lam, jnp.float64),
+            )
+        )
+        wall = (time.perf_counter() - t0) / len(members)
+        for slot, i in enumerate(members):
+            dd, kk, _, tt = grid[i]
+            out[i] = _solution(settings, dd, kk, nn, tt, lam, params, slot, grad_norm, status, wall)
+    scalar = all(np.ndim(v) == 0 for v in (d, K, n, tau))
+    return out[0] if scalar else out
+
+
+def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall) -> UFMSolution:
+    W = np.array(params["W"][slot, :d, :K])
+    H = np.array(params["H"][slot, :d, : n * K])
+    cm = jnp.ones(K, bool)
+    p = {"W": jnp.asarray(W), "H": jnp.asarray(H)}
+    if lam > 0:
+        loss = float(weight_decay_ufm_loss(p, cm, tau, n, lam))
+        log_loss = float("nan")
+    else:
+        loss = float(ufm_mean_ce(p, cm, tau, n))
+        log_loss = float(ufm_log_loss(p, cm, tau, n))
+    labels = metrics.class_major_labels(K, n)
+    Wn = geometry.validate_configuration(W)
+    return UFMSolution(
+        d=d,
+        K=K,
+        n=n,
+        tau=tau,
+        weight_decay=lam,
+        W=W,
+        H=H,
+        loss=loss,
+        log_loss=log_loss,
+        grad_norm=float(grad_norm[slot]),
+        status=STATUS_NAMES[int(status[slot])],
+        gnc1=metrics.gnc1(H, labels),
+        gnc2=metrics.gnc2(W),
+        gnc3=metrics.gnc3(W, H, labels),
+        ncc_accuracy=metrics.ncc_accuracy(H, labels),
+        max_cos=geometry.max_cos(Wn),
+        min_angle_deg=geometry.min_angle_deg(Wn),
+        restarts=settings.restarts,
+        wall_s=wall,
+    )
