@@ -37,8 +37,35 @@ CONVERGED, MAX_STEPS, NONFINITE = 0, 1, 2
 STATUS_NAMES = {CONVERGED: "converged", MAX_STEPS: "max_steps", NONFINITE: "nonfinite"}
 
 
+class ValidatedSettings:
+    """Shared checks and ``replace`` of the frozen settings dataclasses (errors name the field)."""
+
+    def _require_ints(self, names, minimum: int) -> None:
+        for name in names:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+                raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
+
+    def _require_positive(self, names) -> None:
+        for name in names:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+
+    def _require_dtype(self) -> None:
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+
+    def replace(self, **changes):
+        """A copy with some fields changed (validated again)."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ValueError(f"unknown settings {sorted(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+
 @dataclasses.dataclass(frozen=True)
-class SolverSettings:
+class SolverSettings(ValidatedSettings):
     """Immutable solver settings (plain Python values, validated on construction).
 
     Attributes:
@@ -79,18 +106,11 @@ class SolverSettings:
     dtype: str = "float64"
 
     def __post_init__(self):
-        for name in ("restarts", "steps", "hop_steps", "polish_steps"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        for name in ("hop_rounds", "lp_polish_iters", "lp_polish_max_unknowns"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
-        for name in ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        self._require_ints(("restarts", "steps", "hop_steps", "polish_steps"), 1)
+        self._require_ints(("hop_rounds", "lp_polish_iters", "lp_polish_max_unknowns"), 0)
+        self._require_positive(
+            ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end")
+        )
         if not self.t_end <= self.t_start:
             raise ValueError(f"t_end must be <= t_start, got t_end={self.t_end}, t_start={self.t_start}")
         if not self.t_end <= self.hop_t_start:
@@ -99,15 +119,7 @@ class SolverSettings:
             raise ValueError(f"polish_t_end must be <= t_end, got {self.polish_t_end}")
         if not isinstance(self.converged_tol, (int, float)) or not self.converged_tol >= 0:
             raise ValueError(f"converged_tol must be a number >= 0, got {self.converged_tol!r}")
-        if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
-
-    def replace(self, **changes) -> SolverSettings:
-        """A copy with some fields changed (validated again)."""
-        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
-        if unknown:
-            raise ValueError(f"unknown settings {sorted(unknown)}")
-        return dataclasses.replace(self, **changes)
+        self._require_dtype()
 
 
 class State(NamedTuple):

@@ -28,12 +28,20 @@ import numpy as np
 
 from gnc_jax import batch, geometry, metrics
 from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
-from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, geometric, run_schedule
+from gnc_jax.solve import (
+    CONVERGED,
+    MAX_STEPS,
+    NONFINITE,
+    STATUS_NAMES,
+    ValidatedSettings,
+    geometric,
+    run_schedule,
+)
 from gnc_jax.sphere import tangent_project
 
 
 @dataclasses.dataclass(frozen=True)
-class UFMSettings:
+class UFMSettings(ValidatedSettings):
     """Immutable UFM solver settings (validated on construction).
 
     Attributes:
@@ -57,22 +65,9 @@ class UFMSettings:
     dtype: str = "float64"
 
     def __post_init__(self):
-        for name in ("restarts", "steps", "hold_steps"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        for name in ("tau_start", "learning_rate", "final_rate", "grad_tol"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-        if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
-
-    def replace(self, **changes) -> UFMSettings:
-        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
-        if unknown:
-            raise ValueError(f"unknown settings {sorted(unknown)}")
-        return dataclasses.replace(self, **changes)
+        self._require_ints(("restarts", "steps", "hold_steps"), 1)
+        self._require_positive(("tau_start", "learning_rate", "final_rate", "grad_tol"))
+        self._require_dtype()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,7 +221,7 @@ def solve_ufm(
     taus = _positive_floats("tau", tau)
     (lam,) = _positive_floats("weight_decay", weight_decay, allow_zero=True)
     key = batch.resolve_key(key, seed)
-    settings = (settings or UFMSettings()).replace(**overrides) if overrides else (settings or UFMSettings())
+    settings = (settings or UFMSettings()).replace(**overrides)
     n_dev = jax.device_count()
     if settings.restarts % n_dev:
         settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
