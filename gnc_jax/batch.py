@@ -1,12 +1,12 @@
 """Many (d, K) pairs in one call: bucket, pad, mask, vmap, shard over devices, certify, scatter back.
 
 Pairs are grouped into buckets of geometric sizes (2, 3, 4, 6, 8, 12, 16, 24, ...: at most 50% padding
-per axis; K starts at 8 so that small K share one bucket, while d is kept tight because padded rows
-cost as much as real ones in every step). Each bucket is one jitted call whose shapes depend only on
-the bucket (d_max, K_max), the number of pairs rounded up to a power of two, and the settings, so a bucket
-compiles once however many pairs and which (d, K) inside it are solved. The restart axis of every
-population is sharded over all visible devices with ``jax.sharding`` (restarts are rounded up to a
-multiple of the device count); on one CPU this is a no-op.
+per axis, 25% from 1024 on, where a step costs K^2; K starts at 8 so that small K share one bucket, while
+d is kept tight because padded rows cost as much as real ones in every step). Each bucket is one jitted
+call whose shapes depend only on the bucket (d_max, K_max), the number of pairs rounded up to a power of
+two, and the settings, so a bucket compiles once however many pairs and which (d, K) inside it are
+solved. The restart axis of every population is sharded over all visible devices with ``jax.sharding``
+(restarts are rounded up to a multiple of the device count); on one CPU this is a no-op.
 
 Every reported number is recomputed in float64 from the returned W by :mod:`gnc_jax.geometry`
 (Wolfe's exact QP with its Frank-Wolfe certificate), vmapped over the bucket as well.
@@ -43,8 +43,12 @@ class Solution:
       d, K: the pair.
       W: (d, K) float64, unit columns.
       min_angle_deg, max_cos, rho_one_vs_one: exact Tammes measures of W (eq. 11).
-      rho_one_vs_rest: exact softmax-code margin of W (eq. 3).
-      distances: (K,) exact one-vs-rest distances.
+      rho_one_vs_rest: exact softmax-code margin of W (eq. 3); strictly, a certified upper bound,
+        exact when ``certificate_gap`` <= 1e-12 and ``rho_lower`` agrees.
+      rho_lower: certified lower bound on it (equal to it within 1e-12 when exact); at large d
+        and K (:func:`gnc_jax.geometry.separation`) only the classes nearest the margin get a QP
+        and the two bracket the margin.
+      distances: (K,) exact one-vs-rest distances (+inf for classes without a QP).
       rattlers: indices of rattlers of W for the solved problem (Definition 3.4 for softmax codes,
         points with a farther nearest neighbour for Tammes), at tolerance ``rattler_tol``.
       certificate_gap: largest Frank-Wolfe gap of the K QPs (<= 1e-12 certifies the distances).
@@ -64,6 +68,7 @@ class Solution:
     max_cos: float
     rho_one_vs_one: float
     rho_one_vs_rest: float
+    rho_lower: float
     distances: np.ndarray
     rattlers: np.ndarray
     certificate_gap: float
@@ -90,6 +95,7 @@ class Solution:
             "max_cos": self.max_cos,
             "rho_one_vs_one": self.rho_one_vs_one,
             "rho_one_vs_rest": self.rho_one_vs_rest,
+            "rho_lower": self.rho_lower,
             "n_rattlers": self.n_rattlers,
             "certificate_gap": self.certificate_gap,
             "status": self.status,
@@ -99,7 +105,12 @@ class Solution:
         } | {k: getattr(self, k) for k in ("n", "gnc1", "gnc3") if getattr(self, k) is not None}
 
 
-_SIZES = sorted({2, 3} | {2**i for i in range(2, 21)} | {3 * 2**i for i in range(1, 20)})
+_SIZES = sorted(
+    {2, 3}
+    | {2**i for i in range(2, 21)}
+    | {3 * 2**i for i in range(1, 20)}
+    | {f * 2**i for f in (5, 7) for i in range(8, 19)}  # from 1024 on: steps of 25% at most
+)
 
 
 def bucket_size(n: int, minimum: int = 2) -> int:
@@ -170,13 +181,39 @@ def _bucket_solver(problem: Problem, settings: SolverSettings, d_max: int, K_max
 
 
 @jax.jit
-def _certify(W, col_mask):
-    """Certified separation of a bucket of padded configurations (vmapped exact QPs).
+def _certify_vmapped(W, col_mask):
+    return jax.vmap(geometry.separation_masked)(W, col_mask)
+
+
+def _certify(params, dims, K_max):
+    """Certified separation of a bucket of padded configurations (exact QPs), as numpy arrays.
 
     A program of its own, outside the sharded solve: it works per pair, not per restart, and its
-    data-dependent while_loop has no business being partitioned across devices.
+    data-dependent while_loop has no business being partitioned across devices. ``dims`` are the
+    real pairs (the first slots of the bucket). Buckets above
+    ``geometry.SCREEN_MIN_K`` columns are certified pair by pair with screened QPs (features, where
+    the problem has one per class, rank the first candidates) and padded back to the bucket.
     """
-    return jax.vmap(geometry.separation_masked)(W, col_mask)
+    W = params["W"]
+    if K_max <= geometry.SCREEN_MIN_K:
+        Ks = [kk for _, kk in dims] + [dims[0][1]] * (W.shape[0] - len(dims))  # padding slots
+        col_mask = jnp.asarray(np.arange(K_max)[None, :] < np.array(Ks)[:, None])
+        return jax.device_get(_certify_vmapped(jnp.asarray(W), col_mask))
+    seps = []
+    for slot, (dd, kk) in enumerate(dims):
+        H = params.get("H")
+        dirs = H[slot, :dd, :kk] if H is not None and H.shape[-1] == W.shape[-1] else None
+        sep = jax.device_get(geometry.separation(W[slot, :dd, :kk], directions=dirs))
+        pad = K_max - kk
+        seps.append(
+            sep._replace(
+                nearest_chords=np.pad(sep.nearest_chords, (0, pad), constant_values=np.inf),
+                distances=np.pad(sep.distances, (0, pad), constant_values=np.inf),
+                lower_bounds=np.pad(sep.lower_bounds, (0, pad), constant_values=np.inf),
+                weights=np.pad(sep.weights, ((0, pad), (0, pad))),
+            )
+        )
+    return jax.tree_util.tree_map(lambda *a: np.stack(a), *seps)
 
 
 def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
@@ -298,25 +335,29 @@ def solve_pairs(
         res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
         params = {k: np.array(v) for k, v in params.items()}
         W = params["W"]
-        col_mask = jnp.asarray(np.arange(K_max)[None, :] < Ksb[:, None])
-        sep = jax.device_get(_certify(jnp.asarray(W), col_mask))
+        dims = [pairs[i] for i in members]
+        sep = _certify(params, dims, K_max)
         status = np.array(res.status)
         if settings.lp_polish_iters:
-            dims = [pairs[i] for i in members]
             ok = _polish_bucket(
                 prob, params, sep, dims, settings.lp_polish_iters, settings.lp_polish_max_unknowns
             )
             for slot, polished in enumerate(ok):
                 if polished is not None and status[slot] != NONFINITE:
                     status[slot] = CONVERGED if polished else MAX_STEPS
-            sep = jax.device_get(_certify(jnp.asarray(W), col_mask))
+            sep = _certify(params, dims, K_max)
         wall = (time.perf_counter() - t0) / len(members)
         for slot, i in enumerate(members):
             dd, kk = pairs[i]
             dist = np.asarray(sep.distances[slot, :kk])
             Wi = np.array(W[slot, :dd, :kk])
-            measure = sep.nearest_chords[slot, :kk] if problem == "tammes" else dist
-            ratt = geometry.above_minimum(measure, rattler_tol)
+            rho = float(sep.rho_one_vs_rest[slot])
+            if problem == "tammes":
+                ratt = geometry.above_minimum(sep.nearest_chords[slot, :kk], rattler_tol)
+            elif np.all(np.isfinite(dist)):
+                ratt = geometry.above_minimum(dist, rattler_tol)
+            else:  # bounded certification: certainly rattlers
+                ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + rattler_tol)
             scores = np.asarray(res.scores[slot])
             extra = {}
             if problem == "hardmax":
@@ -331,7 +372,8 @@ def solve_pairs(
                 min_angle_deg=float(sep.min_angle_deg[slot]),
                 max_cos=float(sep.max_cos[slot]),
                 rho_one_vs_one=float(sep.rho_one_vs_one[slot]),
-                rho_one_vs_rest=float(sep.rho_one_vs_rest[slot]),
+                rho_one_vs_rest=rho,
+                rho_lower=float(sep.rho_lower[slot]),
                 distances=dist,
                 rattlers=ratt,
                 certificate_gap=float(sep.certificate_gap[slot]),

@@ -74,18 +74,33 @@ class Separation(NamedTuple):
     max_cos: jax.Array  # maximum pairwise cosine
     rho_one_vs_one: jax.Array  # Tammes margin, eq. (11): minimum chord
     nearest_chords: jax.Array  # (K,) chord from each point to its nearest neighbour
-    distances: jax.Array  # (K,) one-vs-rest distances dist(w_k, conv{w_j : j != k})
-    rho_one_vs_rest: jax.Array  # softmax-code margin, eq. (3)
+    distances: jax.Array  # (K,) one-vs-rest distances dist(w_k, conv{w_j : j != k}) (upper bounds)
+    rho_one_vs_rest: jax.Array  # softmax-code margin, eq. (3) (an upper bound, exact if the gap is ~0)
     weights: jax.Array  # (K, K) optimal convex weights; row k projects w_k onto conv of the rest
     certificate_gap: jax.Array  # max_k Frank-Wolfe gap of the K QPs (squared-distance units)
+    lower_bounds: jax.Array  # (K,) certified lower bounds on the distances
+    rho_lower: jax.Array  # certified lower bound on rho_one-vs-rest: it lies in [rho_lower, rho]
 
 
 def separation_masked(W, col_mask) -> Separation:
     """All certified measures of a (possibly padded) configuration; jit/vmap friendly."""
+    return _separation_from(W, col_mask, hull.one_vs_rest(W, col_mask))
+
+
+def _wolfe_lower_bounds(x, gap):
+    """Lower bounds max(0, min_j <x, p_j>) / ||x|| = max(0, ||x||^2 - gap) / ||x|| (hull docstring)."""
+    norm = jnp.linalg.norm(x, axis=1)
+    return jnp.where(
+        norm > 0, jnp.maximum(jnp.sum(x * x, axis=1) - gap, 0.0) / jnp.where(norm > 0, norm, 1), 0.0
+    )
+
+
+def _separation_from(W, col_mask, mnp: hull.MinNormPoint, lower=None) -> Separation:
     nearest = nearest_chords_masked(W, col_mask)
     rho11 = jnp.min(nearest)
-    mnp = hull.one_vs_rest(W, col_mask)
     dist = jnp.where(col_mask, jnp.linalg.norm(mnp.x, axis=1), jnp.inf)
+    lower = _wolfe_lower_bounds(mnp.x, mnp.gap) if lower is None else lower
+    lower = jnp.where(col_mask, lower, jnp.inf)
     return Separation(
         min_angle_deg=jnp.degrees(2 * jnp.arcsin(jnp.minimum(rho11 / 2, 1.0))),
         max_cos=max_cos_masked(W, col_mask),
@@ -94,17 +109,72 @@ def separation_masked(W, col_mask) -> Separation:
         distances=dist,
         rho_one_vs_rest=jnp.min(dist),
         weights=mnp.weights,
-        certificate_gap=jnp.max(jnp.where(col_mask, mnp.gap, -jnp.inf)),
+        certificate_gap=jnp.max(jnp.where(col_mask & jnp.isfinite(dist), mnp.gap, -jnp.inf)),
+        lower_bounds=lower,
+        rho_lower=jnp.min(lower),
     )
 
 
 _separation = jax.jit(separation_masked)
+_separation_from_jit = jax.jit(_separation_from)
+
+SCREEN_MIN_K = 512  # above this many columns the QPs run on screened candidates (hull, column generation)
+EXACT_MAX_D = 64  # above this dimension (and K), only the classes nearest the margin get a QP
+BOUNDED_CLASSES = 8  # how many: those with the smallest lower bounds
 
 
-def separation(W) -> Separation:
-    """Certified separation measures of W (d, K); see :class:`Separation`."""
+@jax.jit
+def feature_lower_bounds(W, H):
+    """min_{j != k} <w_k - w_j, h_k> for unit features h_k (columns of H, (d, K)): by the duality
+    of eq. (3) (see :mod:`gnc_jax.objectives`), a certified lower bound on dist_k for any H."""
+    S = W.T @ H
+    own = jnp.diagonal(S)
+    return own - jnp.max(jnp.where(jnp.eye(S.shape[0], dtype=bool), -jnp.inf, S), axis=0)
+
+
+def separation(W, directions=None) -> Separation:
+    """Certified separation measures of W (d, K); see :class:`Separation`.
+
+    * K <= ``SCREEN_MIN_K``: all K QPs exactly (vmapped Wolfe).
+    * larger K: the QPs run by column generation over candidate points
+      (:func:`gnc_jax.hull.one_vs_rest_screened`, memory O(K^2) instead of O(d K^2)); ``directions``
+      (d, K), e.g. the features of a HardMax solution, are its first guess of eq. (9). Same
+      certificate: the Frank-Wolfe gap over all K points.
+    * larger K and d > ``EXACT_MAX_D``: optimised codes have supports of nearly d + 1 points there
+      (460 of 513 at d = 512), and an exact QP costs seconds per class. Every class then gets the
+      lower bound :func:`feature_lower_bounds` of ``directions`` (default W itself, which gives
+      1 - max_j <w_j, w_k>), and only the ``BOUNDED_CLASSES`` with the smallest bounds get a QP:
+      rho_one-vs-rest is certified to lie in [rho_lower, rho_one_vs_rest]; ``distances`` is +inf
+      for the classes without a QP.
+    """
     A = validate_configuration(W)
-    return _separation(jnp.asarray(A), jnp.ones(A.shape[1], bool))
+    d, K = A.shape
+    mask = jnp.ones(K, bool)
+    if K <= SCREEN_MIN_K:
+        return _separation(jnp.asarray(A), mask)
+    dirs = A
+    if directions is not None:
+        dirs = validate_configuration(directions, "directions")
+        if dirs.shape != A.shape:
+            raise ValueError(f"directions must have the shape of W {A.shape}, got {dirs.shape}")
+    if d <= EXACT_MAX_D:
+        return _separation_from_jit(jnp.asarray(A), mask, hull.one_vs_rest_screened(A, dirs))
+    lower = np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(dirs)))
+    classes = np.argsort(lower)[:BOUNDED_CLASSES]
+    sub = hull.one_vs_rest_screened(A, dirs, classes, candidates=2 * (d + 1), max_rounds=3)
+    x, gap, weights = np.zeros((K, d)), np.zeros(K), np.zeros((K, K))
+    x[classes], gap[classes], weights[classes] = sub.x, sub.gap, sub.weights
+    lower[classes] = np.maximum(lower[classes], _wolfe_lower_bounds(sub.x, sub.gap))
+    upper_known = np.zeros(K, bool)
+    upper_known[classes] = True
+    mnp = hull.MinNormPoint(jnp.asarray(x), jnp.asarray(weights), jnp.asarray(gap), jnp.zeros(K, int))
+    sep = _separation_from_jit(jnp.asarray(A), mask, mnp, jnp.asarray(lower))
+    dist = np.where(upper_known, np.asarray(sep.distances), np.inf)
+    return sep._replace(
+        distances=dist,
+        rho_one_vs_rest=dist.min(),
+        certificate_gap=np.asarray(sub.gap).max(),
+    )
 
 
 def one_vs_rest_distances(W) -> np.ndarray:

@@ -16,10 +16,12 @@ and the true distance lies in [max(0, min_j <x, p_j>) / ||x||, ||x||], an interv
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class MinNormPoint(NamedTuple):
@@ -31,7 +33,9 @@ class MinNormPoint(NamedTuple):
     iterations: jax.Array  # () major + minor cycles used
 
 
-def min_norm_point(P: jax.Array, valid: jax.Array, tol: float = 1e-15, max_iter: int | None = None):
+def min_norm_point(
+    P: jax.Array, valid: jax.Array, tol: float = 1e-15, max_iter: int | None = None, gram: bool = False
+):
     """Minimum-norm point of conv{P[:, j] : valid[j]} by Wolfe's algorithm.
 
     Args:
@@ -39,6 +43,11 @@ def min_norm_point(P: jax.Array, valid: jax.Array, tol: float = 1e-15, max_iter:
       valid: boolean mask (n,), at least one True.
       tol: stop when the Frank-Wolfe gap is below ``tol`` (absolute, squared-distance units).
       max_iter: bound on major + minor cycles (default 20 (d + 1) + 50).
+      gram: solve each affine minimisation from the Gram matrix P^T P (computed once) instead of by
+        least squares on the coordinates: an (m x m) solve per iteration instead of an SVD of a
+        (d x m) matrix, 20x faster for d = 512, at the price of squaring the condition number (use
+        it when the distance is well away from 0). The certificate is computed from the
+        coordinates either way.
 
     Returns:
       MinNormPoint(x, weights, gap, iterations).
@@ -48,6 +57,7 @@ def min_norm_point(P: jax.Array, valid: jax.Array, tol: float = 1e-15, max_iter:
     if max_iter is None:
         max_iter = 20 * (d + 1) + 50
     slots = jnp.arange(m)
+    Q = P.T @ P if gram else None
     sq = jnp.where(valid, jnp.sum(P * P, axis=0), jnp.inf)
     j0 = jnp.argmin(sq)
     idx = jnp.zeros(m, j0.dtype).at[0].set(j0)
@@ -71,11 +81,18 @@ def min_norm_point(P: jax.Array, valid: jax.Array, tol: float = 1e-15, max_iter:
         idx_a = jnp.where(add, idx.at[free].set(j), idx)
         act_a = jnp.where(add, act.at[free].set(True), act)
         # Affine minimiser of the corral: base point b, least squares on the differences.
-        Ps = P[:, idx_a] * act_a
         b = jnp.argmax(jnp.where(act_a, lam, -1.0))
         others = act_a & (slots != b)
-        B = (Ps - Ps[:, b][:, None]) * others
-        beta = jnp.linalg.lstsq(B, -Ps[:, b])[0]
+        if gram:  # normal equations of the least squares below, from Q
+            Qs = Q[idx_a][:, idx_a]
+            BtB = Qs - Qs[:, b][:, None] - Qs[b][None, :] + Qs[b, b]
+            pair = others[:, None] & others[None, :]
+            BtB = jnp.where(pair, BtB, jnp.diag(jnp.where(others, 0.0, 1.0)))
+            beta = jnp.linalg.solve(BtB, jnp.where(others, Qs[b, b] - Qs[:, b], 0.0))
+        else:
+            Ps = P[:, idx_a] * act_a
+            B = (Ps - Ps[:, b][:, None]) * others
+            beta = jnp.linalg.lstsq(B, -Ps[:, b])[0]
         alpha = jnp.where(others, beta, 0.0)
         alpha = alpha.at[b].set(1.0 - jnp.sum(alpha))
         positive = jnp.all(jnp.where(act_a, alpha > 0, True))
@@ -137,3 +154,88 @@ def distances_from_weights(W: jax.Array, weights: jax.Array) -> jax.Array:
     """
     residual = W - W @ weights.T  # column k: w_k - sum_j v_kj w_j
     return jnp.linalg.norm(residual, axis=0)
+
+
+@functools.partial(jax.jit, static_argnames=("m", "tol"))
+def _screened_chunk(W, ks, directions, support, m: int, tol: float):
+    """Wolfe for the classes ``ks`` on m candidates j != k: the previous ``support`` (c, K) first,
+    then the largest <w_j, direction_k>. The Frank-Wolfe gap is then taken over *all* K points, so
+    it certifies the full problem."""
+    rows = jnp.arange(ks.shape[0])
+    own = W[:, ks].T  # (c, d)
+    rank = jnp.where(support, jnp.inf, directions @ W).at[rows, ks].set(-jnp.inf)
+    _, cand = jax.lax.top_k(rank, m)
+    P = own[:, :, None] - jnp.transpose(W[:, cand], (1, 0, 2))  # (c, d, m)
+    res = jax.vmap(lambda p: min_norm_point(p, jnp.ones(m, bool), tol, gram=True))(P)
+    x = res.x
+    farthest = jnp.max((x @ W).at[rows, ks].set(-jnp.inf), axis=1)  # max_{j != k} <x, w_j>
+    gap = jnp.sum(x * x, axis=1) - (jnp.sum(x * own, axis=1) - farthest)
+    return x, cand, res.weights, gap, res.iterations
+
+
+def one_vs_rest_screened(
+    W,
+    directions=None,
+    classes=None,
+    candidates: int = 128,
+    chunk: int = 64,
+    tol: float = 1e-15,
+    certify_tol: float = 1e-12,
+    max_rounds: int = 8,
+) -> MinNormPoint:
+    """One-vs-rest minimum-norm points for large K by column generation (host loop over chunks).
+
+    The support of class k's projection lies among the points j with the largest <w_j, x_k> (they
+    span the face of the hull nearest to w_k), so Wolfe runs on ``candidates`` of them instead of all
+    K - 1, in Gram form (:func:`min_norm_point` with ``gram=True``), and the certificate is checked
+    against all K points. Round 0 ranks candidates by ``directions`` (default w_k; a good guess of
+    the optimal feature h_k of eq. (9) saves a round); every later round keeps the previous support
+    and fills up with the points that violate optimality most (largest <w_j, x_k>), so the distance
+    can only decrease (column generation); from round 2 on the candidates double. A class leaves
+    once its gap is <= ``certify_tol``. Memory is O(K (chunk + d)) beyond W and the dense weights;
+    every gap is exact whatever the rounds did.
+
+    Args:
+      W: (d, K) unit columns, float64, no padding.
+      directions: optional (d, K) initial ranking directions.
+      classes: the classes k to solve (default all K).
+
+    Returns:
+      MinNormPoint with a leading axis over ``classes`` (``weights`` dense (len(classes), K);
+      ``iterations`` summed over rounds).
+    """
+    W = jnp.asarray(W)
+    d, K = W.shape
+    classes = np.arange(K) if classes is None else np.asarray(classes)
+    n = len(classes)
+    dirs = np.array(W if directions is None else directions, dtype=np.float64).T[classes]  # (n, d)
+    x, gap = np.zeros((n, d)), np.full(n, np.inf)
+    weights, it = np.zeros((n, K)), np.zeros(n, np.int64)
+    todo, m, chunk = np.arange(n), min(candidates, K - 1), min(chunk, n)
+    for rnd in range(max_rounds):
+        if rnd >= 2:
+            m = min(2 * m, K - 1)
+        for start in range(0, len(todo), chunk):
+            rows = todo[start : start + chunk]
+            rows_pad = np.concatenate([rows, np.full(chunk - len(rows), rows[-1])])  # one compile per m
+            xs, cand, lam, g, its = jax.device_get(
+                _screened_chunk(
+                    W,
+                    jnp.asarray(classes[rows_pad]),
+                    jnp.asarray(dirs[rows_pad]),
+                    jnp.asarray(weights[rows_pad] > 0),
+                    m,
+                    tol,
+                )
+            )
+            r = len(rows)
+            it[rows] += its[:r]
+            better = g[:r] < gap[rows]
+            sel = rows[better]
+            x[sel], gap[sel], dirs[sel] = xs[:r][better], g[:r][better], xs[:r][better]
+            weights[sel] = 0.0
+            np.add.at(weights, (np.repeat(sel, m), cand[:r][better].ravel()), lam[:r][better].ravel())
+        todo = todo[gap[todo] > certify_tol]
+        if not len(todo) or m == K - 1 and rnd >= 2:
+            break
+    return MinNormPoint(jnp.asarray(x), jnp.asarray(weights), jnp.asarray(gap), jnp.asarray(it))

@@ -83,6 +83,8 @@ class UFMSolution:
       grad_norm: norm of the (Riemannian, for the sphere) gradient of the solved loss.
       status: 'converged' (grad_norm <= grad_tol), 'max_steps' or 'nonfinite'.
       gnc1, gnc2, gnc3, ncc_accuracy: :mod:`gnc_jax.metrics` (GNC2 on the normalised W).
+      gnc2_lower: certified lower bound on GNC2 (equal to it within 1e-12 unless d and K are large,
+        where :func:`gnc_jax.geometry.separation` brackets it, ranking by the class means).
       max_cos, min_angle_deg: of the normalised W.
       restarts, wall_s: population size; wall time of the bucket (compile included) per instance.
     """
@@ -100,6 +102,7 @@ class UFMSolution:
     status: str
     gnc1: float
     gnc2: float
+    gnc2_lower: float
     gnc3: float
     ncc_accuracy: float
     max_cos: float
@@ -268,6 +271,9 @@ def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall
         log_loss = float(ufm_log_loss(p, cm, tau, n))
     labels = metrics.class_major_labels(K, n)
     Wn = geometry.validate_configuration(W)
+    means = metrics.class_means(H, labels, K)
+    means = np.where(np.linalg.norm(means, axis=0) > 0, means, Wn)  # a zero mean ranks by w_k instead
+    sep = geometry.separation(Wn, directions=means)
     return UFMSolution(
         d=d,
         K=K,
@@ -281,7 +287,8 @@ def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall
         grad_norm=float(grad_norm[slot]),
         status=STATUS_NAMES[int(status[slot])],
         gnc1=metrics.gnc1(H, labels),
-        gnc2=metrics.gnc2(W),
+        gnc2=float(sep.rho_one_vs_rest),
+        gnc2_lower=float(sep.rho_lower),
         gnc3=metrics.gnc3(W, H, labels),
         ncc_accuracy=metrics.ncc_accuracy(H, labels),
         max_cos=geometry.max_cos(Wn),

@@ -1,5 +1,6 @@
 """Exact measures: invariances, small angles, bounds between measures, eq. (9), bad input."""
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import random_configuration
@@ -7,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gnc_jax
+from gnc_jax import geometry
 
 
 def random_rotation(rng, d):
@@ -103,3 +105,38 @@ def test_bad_configurations_raise_value_error_naming_w(W, match):
     ):
         with pytest.raises(ValueError, match=match):
             fn(W)
+
+
+def test_feature_lower_bounds_are_tight_at_eq9_features():
+    # Duality of eq. (3): any unit features give lower bounds, the features of eq. (9) attain them.
+    W = random_configuration(5, 4, 30)
+    sep = gnc_jax.separation(W)
+    exact = np.asarray(sep.distances)
+    tight = np.asarray(
+        geometry.feature_lower_bounds(jnp.asarray(W), jnp.asarray(gnc_jax.optimal_features(W)))
+    )
+    np.testing.assert_allclose(tight, exact, atol=1e-12)
+    loose = np.asarray(geometry.feature_lower_bounds(jnp.asarray(W), jnp.asarray(W)))
+    assert np.all(loose <= exact + 1e-15) and np.max(exact - loose) > 1e-3
+    assert float(sep.rho_lower) == pytest.approx(float(sep.rho_one_vs_rest), abs=1e-12)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_large_k_paths_bracket_the_exact_margin(monkeypatch, bounded):
+    # Shrink the thresholds so that small problems take the screened (and the bounded) path.
+    d, K = 6, 90
+    W = random_configuration(9, d, K)
+    exact = gnc_jax.separation(W)
+    monkeypatch.setattr(geometry, "SCREEN_MIN_K", 40)
+    monkeypatch.setattr(geometry, "EXACT_MAX_D", 4 if bounded else 64)
+    sep = geometry.separation(W, directions=W + 0.05)
+    lower, dist = np.asarray(sep.lower_bounds), np.asarray(sep.distances)
+    assert np.all(lower <= np.asarray(exact.distances) + 1e-12)
+    assert float(sep.rho_lower) <= float(exact.rho_one_vs_rest) + 1e-12 <= float(sep.rho_one_vs_rest) + 2e-12
+    known = np.isfinite(dist)
+    np.testing.assert_allclose(dist[known], np.asarray(exact.distances)[known], atol=1e-12)
+    assert known.sum() == (geometry.BOUNDED_CLASSES if bounded else K)
+    if not bounded:
+        assert float(sep.rho_one_vs_rest) == pytest.approx(float(exact.rho_one_vs_rest), abs=1e-12)
+    with pytest.raises(ValueError, match="directions"):
+        geometry.separation(W, directions=W[:, :-1])

@@ -113,3 +113,25 @@ def test_envelope_gradient_matches_finite_differences(d, K):
         minus = gnc_jax.geometry._separation(jnp.asarray(W - eps * V), jnp.ones(K, bool)).distances[k]
         fd = (float(plus) - float(minus)) / (2 * eps)
         assert np.sum(grad * V) == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("d,K,candidates", [(8, 300, 8), (3, 200, 4), (20, 150, 16)])
+def test_screened_column_generation_matches_the_full_qps(d, K, candidates):
+    # Few candidates force several rounds (support kept, candidates doubled) before certification.
+    W = random_configuration(7 * d + K, d, K)
+    full = jax.jit(hull.one_vs_rest)(jnp.asarray(W), jnp.ones(K, bool))
+    scr = hull.one_vs_rest_screened(W, candidates=candidates, chunk=32)
+    np.testing.assert_allclose(np.linalg.norm(scr.x, axis=1), np.linalg.norm(full.x, axis=1), atol=1e-12)
+    np.testing.assert_allclose(scr.weights, full.weights, atol=1e-9)
+    assert float(jnp.max(scr.gap)) <= 1e-12
+    sub = hull.one_vs_rest_screened(W, classes=[5, 0, 17], candidates=candidates)
+    np.testing.assert_allclose(sub.x, np.asarray(full.x)[[5, 0, 17]], atol=1e-12)
+
+
+def test_gram_form_matches_least_squares():
+    W = random_configuration(11, 12, 80)
+    P = jnp.asarray(W[:, [0]] - W[:, 1:])
+    a = hull.min_norm_point(P, jnp.ones(79, bool))
+    b = hull.min_norm_point(P, jnp.ones(79, bool), gram=True)
+    np.testing.assert_allclose(b.x, a.x, atol=1e-13)
+    assert float(b.gap) <= 1e-13
