@@ -106,6 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
         "DIR/{problem}_d{d}_K{K}_n{n}[_tau{tau}]_W.npy and ..._H.npy (d, n K)",
     )
     solve.add_argument("--format", choices=["table", "json"], default="table")
+    net = sub.add_parser("verify-network", help="train a network and measure GNC1-3 against rho*")
+    net.add_argument("--dataset", choices=["digits", "gaussian"], default="digits")
+    net.add_argument("--d", type=_int_at_least("d", 2), default=3, help="feature dimension")
+    net.add_argument("--tau", default="0.05", help="temperature > 0")
+    net.add_argument("--classes", type=_int_at_least("classes", 2), default=None, help="K (digits: <= 10)")
+    net.add_argument("--epochs", type=_int_at_least("epochs", 1), default=60)
+    net.add_argument("--classifier", choices=["learned", "cmf", "fixed"], default="learned")
+    net.add_argument("--backbone", choices=["mlp", "resnet"], default="mlp")
+    net.add_argument("--assignment", default=None, help="fixed classifier: code point of each class, 2,0,1,3")
+    net.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
+    net.add_argument("--out", default="verify_out", help="folder for metrics.json and metrics.png")
     demo = sub.add_parser("demo", help="solve a small grid, compare with closed forms and bounds, plot")
     demo.add_argument("--out", default="demo_out", help="folder for results.csv and codes.png")
     demo.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
@@ -127,6 +138,7 @@ TABLE_COLUMNS = [  # name, width, format spec
     ("min_angle_deg", 16, ".10f"),
     ("max_cos", 16, ".12f"),
     ("rho_one_vs_rest", 16, ".12f"),
+    ("rho_lower", 16, ".12f"),
     ("closed_form", 16, ""),
     ("n_rattlers", 10, "d"),
     ("certificate_gap", 15, ".1e"),
@@ -272,6 +284,40 @@ def cmd_solve(args) -> int:
     return 0
 
 
+def cmd_verify_network(args) -> int:
+    from gnc_jax.nn.verify import verify_network
+
+    (tau,) = parse_float_list(args.tau, "tau")
+    assignment = None
+    if args.assignment is not None:
+        if args.classifier != "fixed":
+            raise UsageError("--assignment applies to --classifier fixed only")
+        assignment = parse_int_spec_ordered(args.assignment, "assignment")
+    _prepare_dir(args.out)
+    res = verify_network(
+        args.dataset,
+        args.d,
+        tau,
+        args.classes,
+        args.epochs,
+        args.classifier,
+        args.backbone,
+        assignment,
+        args.seed,
+        args.out,
+    )
+    print(json.dumps({"out": args.out, "rho_star": res["rho_star"]} | res["final"]))
+    return 0
+
+
+def parse_int_spec_ordered(text: str, name: str) -> list[int]:
+    """Comma-separated integers >= 0, order kept."""
+    try:
+        return [int(p) for p in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--{name} must be comma-separated integers, got {text!r}") from None
+
+
 def cmd_demo(args) -> int:
     from gnc_jax import demo
 
@@ -284,7 +330,9 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        return {"solve": cmd_solve, "demo": cmd_demo}[args.command](args)
+        return {"solve": cmd_solve, "verify-network": cmd_verify_network, "demo": cmd_demo}[args.command](
+            args
+        )
     except UsageError as e:
         print(f"gnc-jax: error: {e}", file=sys.stderr)
         return USAGE_ERROR

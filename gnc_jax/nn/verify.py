@@ -1,0 +1,128 @@
+"""``gnc-jax verify-network``: train a network and record GNC against the core solver's rho*.
+
+Writes ``OUT/metrics.json`` after every epoch (atomically: an interrupted run keeps every finished
+epoch) with the run's settings, the reference rho*(d, K), per-epoch metrics and the final ones, then
+``OUT/metrics.png`` (accuracy, GNC1, GNC2 / rho*, GNC3, NCC accuracy against the epoch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+from gnc_jax.nn import data as datasets
+from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, train
+
+
+def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:
+    """W (d, K) of the best softmax code found by the core solver, columns permuted so that class k
+    gets code point ``assignment[k]`` (identity by default)."""
+    from gnc_jax.batch import solve_softmax_code
+
+    W = solve_softmax_code(d, K, seed=0, restarts=16, hop_rounds=2).W
+    if assignment is None:
+        return W
+    assignment = list(assignment)
+    if sorted(assignment) != list(range(K)):
+        raise ValueError(f"assignment must be a permutation of 0..{K - 1}, got {assignment!r}")
+    return W[:, assignment]
+
+
+def _write_json(path: str, obj) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(tmp, path)
+
+
+def plot_history(history: list[dict], path: str, title: str = "") -> bool:
+    """Plot the per-epoch metrics; False (nothing written) when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ep = [r["epoch"] for r in history]
+    fig, axes = plt.subplots(1, 4, figsize=(14, 3.2))
+    axes[0].plot(ep, [r["train_accuracy"] for r in history], label="train")
+    axes[0].plot(ep, [r["test_accuracy"] for r in history], label="test")
+    axes[0].plot(ep, [r["ncc_train_accuracy"] for r in history], "--", label="NCC train")
+    axes[0].set_title("accuracy")
+    axes[0].legend()
+    axes[1].semilogy(ep, [max(r["gnc1"], 1e-12) for r in history])
+    axes[1].set_title("GNC1")
+    axes[2].plot(ep, [r["gnc2_ratio"] for r in history])
+    axes[2].axhline(1.0, color="k", ls="--")
+    axes[2].set_title("GNC2 / rho*")
+    axes[3].semilogy(ep, [max(r["gnc3"], 1e-12) for r in history])
+    axes[3].set_title("GNC3")
+    for ax in axes:
+        ax.set_xlabel("epoch")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def verify_network(
+    dataset: str = "digits",
+    d: int = 3,
+    tau: float = 0.05,
+    classes: int | None = None,
+    epochs: int = 60,
+    classifier: str = "learned",
+    backbone: str = "mlp",
+    assignment=None,
+    seed: int = 0,
+    out: str | None = None,
+    settings: TrainSettings | None = None,
+    progress=sys.stderr,
+) -> dict:
+    """Train, measure every epoch, write ``out/metrics.json`` (and a plot); returns the results."""
+    data = datasets.load(dataset, classes, seed=seed)
+    K = data.num_classes
+    settings = (settings or TrainSettings()).replace(epochs=epochs)
+    W = softmax_code_classifier(d, K, assignment) if classifier == "fixed" else None
+    model = make_network(data, d, tau, classifier=classifier, backbone=backbone, W=W, seed=seed)
+    rho_star = reference_rho(d, K)
+    result = {
+        "dataset": dataset,
+        "d": d,
+        "K": K,
+        "tau": tau,
+        "classifier": classifier,
+        "backbone": backbone,
+        "seed": seed,
+        "settings": {k: getattr(settings, k) for k in settings.__dataclass_fields__},
+        "rho_star": rho_star,
+        "epochs": [],
+    }
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
+
+    def on_epoch(row):
+        result["epochs"].append(row)
+        result["final"] = row
+        if progress is not None:
+            print(
+                f"epoch {row['epoch']:>3}/{epochs}  train {row['train_accuracy']:.3f}  test "
+                f"{row['test_accuracy']:.3f}  GNC1 {row['gnc1']:.2e}  GNC2/rho* {row['gnc2_ratio']:.3f}  "
+                f"GNC3 {row['gnc3']:.2e}  NCC {row['ncc_train_accuracy']:.3f}",
+                file=progress,
+                flush=True,
+            )
+        if out is not None:
+            _write_json(os.path.join(out, "metrics.json"), result)
+
+    train(model, data, settings, seed=seed, rho_star=rho_star, on_epoch=on_epoch)
+    if out is not None:
+        title = f"{dataset}, d={d}, K={K}, tau={tau:g}, {classifier}"
+        result["plot"] = plot_history(result["epochs"], os.path.join(out, "metrics.png"), title)
+        _write_json(os.path.join(out, "metrics.json"), result)
+    return result

@@ -1,0 +1,91 @@
+"""End to end on tiny configurations: the pipeline trains, the metrics move the right way, a seed
+fixes the run, bad input is refused."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gnc_jax import cli, nn, theory
+
+SMALL = nn.TrainSettings(epochs=25, batch_size=16, learning_rate=1e-2)
+
+
+def test_datasets_are_offline_stratified_and_seeded():
+    a, b = nn.digits(seed=1), nn.digits(seed=1)
+    np.testing.assert_array_equal(a.y_test, b.y_test)
+    assert a.x_train.shape[1:] == (8, 8, 1) and a.num_classes == 10
+    assert len(a.x_train) + len(a.x_test) == 1797
+    counts = np.bincount(a.y_test)
+    assert counts.min() >= 40  # every class in the test split
+    four = nn.digits([0, 1, 6, 8])
+    assert set(np.unique(four.y_train)) == {0, 1, 2, 3}
+    g = nn.gaussian_mixture(100, dim=20, per_class=8, seed=0)
+    assert g.num_classes == 100 and g.x_train.shape == (600, 20)
+
+
+def test_training_collapses_features_on_a_gaussian_mixture():
+    data = nn.gaussian_mixture(6, dim=10, per_class=40, separation=4.0, seed=0)
+    model = nn.make_network(data, 3, 0.1, width=32, seed=0)
+    hist = nn.train(model, data, SMALL, seed=0, rho_star=1.0)
+    first, last = hist[0], hist[-1]
+    assert last["train_accuracy"] > 0.95 > first["train_accuracy"]
+    assert last["ncc_train_accuracy"] > 0.95
+    assert last["gnc1"] < 0.3 * first["gnc1"]
+    assert last["gnc3"] < 0.3 * first["gnc3"]
+    assert last["gnc2"] > first["gnc2"]
+    again = nn.train(nn.make_network(data, 3, 0.1, width=32, seed=0), data, SMALL, seed=0, rho_star=1.0)
+    assert again[-1]["gnc1"] == last["gnc1"]  # same seed, same run
+
+
+def test_cmf_classifier_trains():
+    data = nn.gaussian_mixture(5, dim=8, per_class=40, separation=4.0, seed=1)
+    model = nn.make_network(data, 3, 0.1, classifier="cmf", width=32, seed=0)
+    hist = nn.train(model, data, SMALL, seed=0)
+    assert hist[-1]["train_accuracy"] > 0.95 and hist[-1]["gnc3"] < hist[0]["gnc3"]
+
+
+def test_verify_network_cli_writes_metrics(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = cli.main(
+        [
+            "verify-network",
+            "--dataset",
+            "gaussian",
+            "--classes",
+            "4",
+            "--d",
+            "2",
+            "--tau",
+            "0.2",
+            "--epochs",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
+    assert rc == 0
+    res = json.loads((out / "metrics.json").read_text())
+    assert [r["epoch"] for r in res["epochs"]] == [0, 1, 2]
+    assert res["rho_star"] == pytest.approx(theory.softmax_code_closed_form(2, 4)[0], abs=1e-9)
+    final = json.loads(capsys.readouterr().out)
+    assert final["epoch"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--dataset", "mnist"], "invalid choice"),
+        (["--d", "1"], "--d must be >= 2"),
+        (["--tau", "0"], "--tau values must be finite and > 0"),
+        (["--tau", "-1"], "--tau"),
+        (["--classes", "11"], "classes must be an integer in 2..10"),
+        (["--epochs", "0"], "--epochs must be >= 1"),
+        (["--assignment", "0,1"], "--assignment applies"),
+        (["--classifier", "fixed", "--classes", "4", "--d", "2", "--assignment", "0,0,1,2"], "permutation"),
+    ],
+)
+def test_verify_network_bad_input(tmp_path, capsys, argv, match):
+    rc = cli.main(["verify-network", "--out", str(tmp_path / "x"), "--epochs", "1", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and match in err and len(err.strip().splitlines()) == 1
