@@ -10,6 +10,7 @@ Peak resident memory is read from getrusage after each phase (the process's high
 
 Writes benchmarks/results/scale_face.json after each phase.
 Usage: python benchmarks/scale_face.py [--d 512] [--K 10000] [--steps 250] [--ufm-steps 200]
+       [--phases code,ufm]   (a phase run alone is merged into the existing results file)
 """
 
 import argparse
@@ -38,7 +39,11 @@ def main():
     ap.add_argument("--ufm-steps", type=int, default=200)
     ap.add_argument("--tau", type=float, default=0.02)
     ap.add_argument("--out", default=str(OUT / "scale_face.json"))
+    ap.add_argument("--phases", default="code,ufm")
     args = ap.parse_args()
+    phases = set(args.phases.split(","))
+    if not phases <= {"code", "ufm"}:
+        ap.error(f"--phases: unknown phase in {args.phases!r} (code, ufm)")
     code_settings = dict(
         restarts=1,
         steps=args.steps,
@@ -51,7 +56,9 @@ def main():
         dtype="float32",
     )
     ufm_settings = dict(restarts=1, steps=args.ufm_steps, hold_steps=args.ufm_steps // 2, dtype="float32")
-    result = {
+    previous = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
+    same_shape = previous.get("d") == args.d and previous.get("K") == args.K
+    result = {k: v for k, v in previous.items() if k in ("softmax_code", "ufm") and same_shape} | {
         "d": args.d,
         "K": args.K,
         "reference_rho": REFERENCE_RHO,
@@ -66,6 +73,13 @@ def main():
         out.with_suffix(".tmp").write_text(json.dumps(result, indent=1))
         out.with_suffix(".tmp").replace(out)
 
+    if "code" in phases:
+        run_code(args, code_settings, result, save)
+    if "ufm" in phases:
+        run_ufm(args, ufm_settings, result, save)
+
+
+def run_code(args, code_settings, result, save):
     t = time.perf_counter()
     s = gnc_jax.solve_softmax_code(args.d, args.K, seed=0, **code_settings)
     result["softmax_code"] = {
@@ -80,6 +94,9 @@ def main():
     }
     print(json.dumps(result["softmax_code"]), flush=True)
     save()
+
+
+def run_ufm(args, ufm_settings, result, save):
     t = time.perf_counter()
     u = gnc_jax.solve_ufm(args.d, args.K, 1, args.tau, seed=0, **ufm_settings)
     result["ufm"] = {

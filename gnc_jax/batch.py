@@ -29,7 +29,7 @@ from jax.sharding import PartitionSpec as P
 from gnc_jax import geometry, metrics
 from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
-from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, solve_pair
+from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 
 TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
 
@@ -171,10 +171,7 @@ def _bucket_solver(problem: Problem, settings: SolverSettings, d_max: int, K_max
     def run(keys, ds, Ks):
         TRACE_COUNT["solve"] += 1
         pair = functools.partial(solve_pair, problem, settings, d_max, K_max, constrain=constrain)
-        if keys.shape[0] == 1:  # a leading axis of size 1 costs ~50% per step in XLA:CPU; skip the vmap
-            res = jax.tree_util.tree_map(lambda a: a[None], pair(keys[0], ds[0], Ks[0]))
-        else:
-            res = jax.vmap(pair)(keys, ds, Ks)
+        res = axis_map(pair, keys.shape[0])(keys, ds, Ks)
         return res, {k: v.astype(jnp.float64) for k, v in res.params.items()}
 
     return jax.jit(run)

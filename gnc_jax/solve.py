@@ -190,6 +190,21 @@ def perturb(key, params: dict, row_mask, col_masks: dict, scale):
     return out
 
 
+def axis_map(fn, size: int, in_axes=0):
+    """``jax.vmap(fn, in_axes)`` over a leading axis of ``size`` (restarts, instances); with size 1
+    the axis is dropped and re-added instead: XLA:CPU runs a matmul with a batch axis of one about
+    2x slower than the plain one (d = 512, K = 4096: 1.08 s against 0.50 s per gradient)."""
+    if size > 1:
+        return jax.vmap(fn, in_axes)
+
+    def single(*args):
+        axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        args = [a if ax is None else jax.tree_util.tree_map(lambda x: x[0], a) for a, ax in zip(args, axes)]
+        return jax.tree_util.tree_map(lambda x: x[None], fn(*args))
+
+    return single
+
+
 class PairResult(NamedTuple):
     """Raw per-pair output of :func:`solve_pair` (arrays; certification happens afterwards)."""
 
@@ -209,18 +224,18 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     dtype = jnp.dtype(s.dtype)
     R = s.restarts
     k_init, k_hop = jax.random.split(key)
-    params, row_mask, col_mask = jax.vmap(lambda k: problem.init(k, d, K, d_max, K_max, dtype))(
+    params, row_mask, col_mask = axis_map(lambda k: problem.init(k, d, K, d_max, K_max, dtype), R)(
         jax.random.split(k_init, R)
     )
     row_mask, col_mask = row_mask[0], col_mask[0]
     if constrain is not None:
         params = constrain(params)
-    score_all = jax.vmap(problem.score, in_axes=(0, None))
+    score_all = axis_map(problem.score, R, (0, None))
     offsets = problem.smoothing_offsets(col_mask)
     col_masks = problem.column_masks(col_mask)
     value_and_grad = lambda p, t: problem.value_and_grad(p, offsets, t)
-    anneal = jax.vmap(
-        lambda p, temps: run_schedule(value_and_grad, p, col_masks, temps, s.learning_rate), (0, None)
+    anneal = axis_map(
+        lambda p, temps: run_schedule(value_and_grad, p, col_masks, temps, s.learning_rate), R, (0, None)
     )
 
     state = anneal(params, geometric(s.t_start, s.t_end, s.steps).astype(dtype))
@@ -233,7 +248,7 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
         params, score = carry
         k_scale, k_noise = jax.random.split(key)
         scales = s.hop_scale * spacing * jax.random.uniform(k_scale, (R,), dtype, 0.25, 1.0)
-        trial = jax.vmap(perturb, (0, 0, None, None, 0))(
+        trial = axis_map(perturb, R, (0, 0, None, None, 0))(
             jax.random.split(k_noise, R), params, row_mask, col_masks, scales
         )
         st = anneal(trial, hop_temps)

@@ -34,6 +34,7 @@ from gnc_jax.solve import (
     NONFINITE,
     STATUS_NAMES,
     ValidatedSettings,
+    axis_map,
     geometric,
     run_schedule,
 )
@@ -130,7 +131,7 @@ def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight
     dtype = jnp.dtype(s.dtype)
 
     def instance(key, d, K, tau, lam):
-        params, _, col_mask = jax.vmap(lambda k: problem.init(k, d, K, d_max, K_max, dtype))(
+        params, _, col_mask = axis_map(lambda k: problem.init(k, d, K, d_max, K_max, dtype), s.restarts)(
             jax.random.split(key, s.restarts)
         )
         params, col_mask = constrain(params), col_mask[0]
@@ -147,10 +148,11 @@ def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight
         )
         value_and_grad = jax.value_and_grad(lambda p, t: loss(p, col_mask, t, lam))
         masks = problem.column_masks(col_mask)
-        state = jax.vmap(
-            lambda p: run_schedule(value_and_grad, p, masks, temps, rates, sphere=not weight_decay)
+        state = axis_map(
+            lambda p: run_schedule(value_and_grad, p, masks, temps, rates, sphere=not weight_decay),
+            s.restarts,
         )(params)
-        final = jax.vmap(lambda p: loss(p, col_mask, tau, lam))(state.params)
+        final = axis_map(lambda p: loss(p, col_mask, tau, lam), s.restarts)(state.params)
         final = jnp.where(state.done | ~jnp.isfinite(final), jnp.inf, final)
         best = jnp.argmin(final)
         p = jax.tree_util.tree_map(lambda a: a[best], state.params)
@@ -165,7 +167,7 @@ def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight
         return p64, grad_norm, status
 
     def run(keys, ds, Ks, taus, lams):
-        return jax.vmap(instance)(keys, ds, Ks, taus, lams)
+        return axis_map(instance, keys.shape[0])(keys, ds, Ks, taus, lams)
 
     return jax.jit(run)
 

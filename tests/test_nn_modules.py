@@ -55,7 +55,7 @@ def test_fixed_and_cmf_weights_are_not_trained_by_the_optimizer():
 
 def test_backbones_shapes():
     rngs = nnx.Rngs(0)
-    x = jnp.ones((2, 8, 8, 1))
+    x = jnp.ones((2, 8, 8, 1), jnp.float32)  # BatchNorm keeps float32 running statistics
     assert nn.MLP(64, 16, 3, rngs=rngs)(x).shape == (2, 16)
     net = nn.ResNet(1, 4, (1, 1), rngs=rngs)
     assert net(x).shape == (2, 8) and net.out_features == 8

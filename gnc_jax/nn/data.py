@@ -63,7 +63,7 @@ def gaussian_mixture(
     K: int,
     dim: int = 32,
     per_class: int = 60,
-    separation: float = 3.0,
+    separation: float = 5.0,
     test_fraction: float = 0.25,
     seed: int = 0,
 ) -> Dataset:
@@ -83,14 +83,15 @@ def gaussian_mixture(
     return _split("gaussian", x, y, K, test_fraction, np.random.default_rng(seed))
 
 
-def load(name: str, classes: int | None = None, seed: int = 0, **kwargs) -> Dataset:
-    """A dataset by name: 'digits' (K <= 10: the first K digits) or 'gaussian' (K classes, default 10)."""
+def load(name: str, classes=None, seed: int = 0, **kwargs) -> Dataset:
+    """A dataset by name: 'digits' (``classes`` = K <= 10 for the first K digits, or a list of digits)
+    or 'gaussian' (K classes, default 10)."""
     if name == "digits":
-        if classes is not None:
-            if isinstance(classes, bool) or not isinstance(classes, int) or not 2 <= classes <= 10:
-                raise ValueError(f"classes must be an integer in 2..10 for digits, got {classes!r}")
-            return digits(range(classes), seed=seed, **kwargs)
-        return digits(seed=seed, **kwargs)
+        if classes is None or isinstance(classes, (list, tuple)):
+            return digits(classes, seed=seed, **kwargs)
+        if isinstance(classes, bool) or not isinstance(classes, int) or not 2 <= classes <= 10:
+            raise ValueError(f"classes must be an integer in 2..10 for digits, got {classes!r}")
+        return digits(range(classes), seed=seed, **kwargs)
     if name == "gaussian":
         return gaussian_mixture(10 if classes is None else classes, seed=seed, **kwargs)
     raise ValueError(f"dataset must be one of {list(DATASETS)}, got {name!r}")

@@ -31,6 +31,16 @@ def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:
     return W[:, assignment]
 
 
+def square_assignments() -> dict[int, list[int]]:
+    """The three distinct assignments of 4 classes to the d = 2, K = 4 softmax code (a square, the
+    cross-polytope), up to its symmetries: ``{j: assignment}`` puts class j opposite class 0 (and the
+    remaining two classes opposite each other), as ``assignment`` of :func:`softmax_code_classifier`."""
+    W = softmax_code_classifier(2, 4)
+    anti = int(np.argmin(W[:, 0] @ W))  # the code point opposite point 0
+    b, c = (i for i in range(1, 4) if i != anti)
+    return {1: [0, anti, b, c], 2: [0, b, anti, c], 3: [0, b, c, anti]}
+
+
 def _write_json(path: str, obj) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -73,9 +83,9 @@ def plot_history(history: list[dict], path: str, title: str = "") -> bool:
 def verify_network(
     dataset: str = "digits",
     d: int = 3,
-    tau: float = 0.05,
-    classes: int | None = None,
-    epochs: int = 60,
+    tau: float = 0.1,
+    classes: int | list[int] | None = None,
+    epochs: int = 200,
     classifier: str = "learned",
     backbone: str = "mlp",
     assignment=None,
@@ -95,6 +105,7 @@ def verify_network(
         "dataset": dataset,
         "d": d,
         "K": K,
+        "classes": classes,
         "tau": tau,
         "classifier": classifier,
         "backbone": backbone,
@@ -110,10 +121,11 @@ def verify_network(
         result["epochs"].append(row)
         result["final"] = row
         if progress is not None:
+            eta = row["wall_s"] / max(row["epoch"], 1) * (epochs - row["epoch"])
             print(
                 f"epoch {row['epoch']:>3}/{epochs}  train {row['train_accuracy']:.3f}  test "
                 f"{row['test_accuracy']:.3f}  GNC1 {row['gnc1']:.2e}  GNC2/rho* {row['gnc2_ratio']:.3f}  "
-                f"GNC3 {row['gnc3']:.2e}  NCC {row['ncc_train_accuracy']:.3f}",
+                f"GNC3 {row['gnc3']:.2e}  NCC {row['ncc_train_accuracy']:.3f}  ETA {eta:.0f} s",
                 file=progress,
                 flush=True,
             )
@@ -121,6 +133,7 @@ def verify_network(
             _write_json(os.path.join(out, "metrics.json"), result)
 
     train(model, data, settings, seed=seed, rho_star=rho_star, on_epoch=on_epoch)
+    result["W"] = np.asarray(model.classifier.weights, np.float64).tolist()  # final classifier (d, K)
     if out is not None:
         title = f"{dataset}, d={d}, K={K}, tau={tau:g}, {classifier}"
         result["plot"] = plot_history(result["epochs"], os.path.join(out, "metrics.png"), title)
