@@ -116,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("--backbone", choices=["mlp", "resnet"], default="mlp")
     net.add_argument("--assignment", default=None, help="fixed classifier: code point of each class, 2,0,1,3")
     net.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
+    net.add_argument(
+        "--tau-start", default=None, help="anneal the temperature from this value (first half of training)"
+    )
+    net.add_argument("--weight-decay", default="5e-4", help="L2 on every trained parameter (>= 0)")
     net.add_argument("--out", default="verify_out", help="folder for metrics.json and metrics.png")
     demo = sub.add_parser("demo", help="solve a small grid, compare with closed forms and bounds, plot")
     demo.add_argument("--out", default="demo_out", help="folder for results.csv and codes.png")
@@ -285,9 +289,14 @@ def cmd_solve(args) -> int:
 
 
 def cmd_verify_network(args) -> int:
+    from gnc_jax.nn.train import TrainSettings
     from gnc_jax.nn.verify import verify_network
 
-    (tau,) = parse_float_list(args.tau, "tau")
+    tau = _single_float(args.tau, "tau")
+    settings = TrainSettings(
+        tau_start=None if args.tau_start is None else _single_float(args.tau_start, "tau-start"),
+        weight_decay=_single_float(args.weight_decay, "weight-decay", allow_zero=True),
+    )
     assignment = None
     if args.assignment is not None:
         if args.classifier != "fixed":
@@ -305,9 +314,17 @@ def cmd_verify_network(args) -> int:
         assignment,
         args.seed,
         args.out,
+        settings,
     )
     print(json.dumps({"out": args.out, "rho_star": res["rho_star"]} | res["final"]))
     return 0
+
+
+def _single_float(text: str, name: str, allow_zero: bool = False) -> float:
+    values = parse_float_list(text, name, allow_zero)
+    if len(values) != 1:
+        raise UsageError(f"--{name} takes one value, got {text!r}")
+    return values[0]
 
 
 def parse_int_spec_ordered(text: str, name: str) -> list[int]:

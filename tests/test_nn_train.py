@@ -84,6 +84,9 @@ def test_verify_network_cli_writes_metrics(tmp_path, capsys):
         (["--classes", "11"], "classes must be an integer in 2..10"),
         (["--epochs", "0"], "--epochs must be >= 1"),
         (["--assignment", "0,1"], "--assignment applies"),
+        (["--tau", "0.1,0.2"], "--tau takes one value"),
+        (["--tau-start", "0"], "--tau-start values must be finite and > 0"),
+        (["--weight-decay", "-1"], "--weight-decay values must be finite and >= 0"),
         (["--classifier", "fixed", "--classes", "4", "--d", "2", "--assignment", "0,0,1,2"], "permutation"),
     ],
 )
@@ -105,3 +108,15 @@ def test_square_assignments_are_the_three_antipodal_pairings():
         assert G[others[0], others[1]] == pytest.approx(-1, abs=1e-9)  # the other two opposite
         seen.add(frozenset([frozenset([0, j]), frozenset(others)]))
     assert len(seen) == 3
+
+
+def test_temperature_continuation_schedule():
+    s = nn.TrainSettings(epochs=10, tau_start=0.5, anneal_fraction=0.5)
+    taus = [0.05 / s.temperature_scale(0.05, e) for e in range(1, 11)]
+    # geometric from tau_start to tau over the first 5 epochs, then held
+    np.testing.assert_allclose(taus[:6], 0.5 * (0.1 ** (np.arange(6) / 5)), rtol=1e-12)
+    np.testing.assert_allclose(taus[5:], 0.05, rtol=1e-12)
+    assert nn.TrainSettings().temperature_scale(0.05, 1) == 1.0  # no continuation by default
+    assert nn.TrainSettings(tau_start=0.01).temperature_scale(0.05, 1) == 1.0  # never heats up
+    with pytest.raises(ValueError, match="anneal_fraction"):
+        nn.TrainSettings(anneal_fraction=0)

@@ -50,6 +50,12 @@ class TrainSettings(ValidatedSettings):
         brings GNC2 to 95% of rho*; 3e-3 to 94%; 1e-2 for 60 epochs to 81%.
       momentum: SGD momentum.
       weight_decay: decoupled L2 on every trained parameter.
+      tau_start: None (train at the model's tau throughout) or a larger temperature to start from:
+        the logits are rescaled so that the effective temperature falls geometrically from
+        ``tau_start`` to the model's tau over the first ``anneal_fraction`` of the epochs, then holds
+        (the continuation of Lemma 3.1 that the UFM solver also uses; a small tau from the start
+        locks the classifier into the first arrangement that separates the classes).
+      anneal_fraction: share of the epochs spent annealing when ``tau_start`` is set.
     """
 
     epochs: int = 200
@@ -58,6 +64,8 @@ class TrainSettings(ValidatedSettings):
     learning_rate: float = 1e-2
     momentum: float = 0.9
     weight_decay: float = 5e-4
+    tau_start: float | None = None
+    anneal_fraction: float = 0.5
 
     def __post_init__(self):
         self._require_ints(("epochs", "batch_size"), 1)
@@ -68,6 +76,18 @@ class TrainSettings(ValidatedSettings):
             raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
         if not isinstance(self.weight_decay, (int, float)) or not self.weight_decay >= 0:
             raise ValueError(f"weight_decay must be a number >= 0, got {self.weight_decay!r}")
+        if self.tau_start is not None:
+            self._require_positive(("tau_start",))
+        if not isinstance(self.anneal_fraction, (int, float)) or not 0 < self.anneal_fraction <= 1:
+            raise ValueError(f"anneal_fraction must be in (0, 1], got {self.anneal_fraction!r}")
+
+    def temperature_scale(self, tau: float, epoch: int) -> float:
+        """Factor on the model's logits in ``epoch`` (1-based): tau / tau_effective(epoch)."""
+        if self.tau_start is None or self.tau_start <= tau:
+            return 1.0
+        span = max(round(self.anneal_fraction * self.epochs), 1)
+        t = min((epoch - 1) / span, 1.0)
+        return float((tau / self.tau_start) ** (1.0 - t))
 
 
 def make_network(
@@ -124,15 +144,15 @@ def _optimizer(settings: TrainSettings, steps: int) -> optax.GradientTransformat
     return optax.chain(optax.add_decayed_weights(settings.weight_decay), base)
 
 
-def _loss(model: Network, x, y):
+def _loss(model: Network, x, y, scale):
     h = model.features(x)
-    ce = optax.softmax_cross_entropy_with_integer_labels(model.classifier(h), y).mean()
+    ce = optax.softmax_cross_entropy_with_integer_labels(scale * model.classifier(h), y).mean()
     return ce, h
 
 
 @nnx.jit
-def _train_step(model: Network, optimizer: nnx.Optimizer, x, y):
-    (loss, h), grads = nnx.value_and_grad(_loss, has_aux=True)(model, x, y)
+def _train_step(model: Network, optimizer: nnx.Optimizer, x, y, scale):
+    (loss, h), grads = nnx.value_and_grad(_loss, has_aux=True)(model, x, y, scale)
     optimizer.update(model, grads)
     if isinstance(model.classifier, CMFClassifier):
         model.classifier.update(h, y)
@@ -221,9 +241,10 @@ def train(
     record(0, None)
     for epoch in range(1, settings.epochs + 1):
         perm = jax.random.permutation(jax.random.fold_in(key, epoch), n)
+        scale = jnp.asarray(settings.temperature_scale(model.classifier.tau, epoch), jnp.float32)
         losses = []
         for b in range(per_epoch):
             idx = perm[b * bs : (b + 1) * bs]
-            losses.append(_train_step(model, optimizer, x_all[idx], y_all[idx]))
+            losses.append(_train_step(model, optimizer, x_all[idx], y_all[idx], scale))
         record(epoch, float(np.mean(jax.device_get(losses))))
     return history
