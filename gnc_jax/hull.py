@@ -108,6 +108,11 @@ def min_norm_point(
         lam_n = jnp.where(positive, jnp.where(act_a, alpha, 0.0), lam_m)
         act_n = jnp.where(positive, act_a, act_m)
         x_n = (P[:, idx_a] * act_n) @ lam_n
+        # Safeguard: every exact step lowers ||x||; a step that raises it or is not finite comes from
+        # an ill-conditioned affine solve (the Gram form squares the condition number, so its gap
+        # stalls near 1e-13 and the corral fills with nearly dependent points). Stop at the last
+        # good x: the gap below is computed from it and stays an honest certificate.
+        stop = stop | ~jnp.all(jnp.isfinite(x_n)) | (x_n @ x_n > (1 + 1e-9) * (x @ x))
         keep = lambda old, new: jnp.where(stop, old, new)
         return (
             keep(idx, idx_a),
@@ -156,8 +161,8 @@ def distances_from_weights(W: jax.Array, weights: jax.Array) -> jax.Array:
     return jnp.linalg.norm(residual, axis=0)
 
 
-@functools.partial(jax.jit, static_argnames=("m", "tol"))
-def _screened_chunk(W, ks, directions, support, m: int, tol: float):
+@functools.partial(jax.jit, static_argnames=("m", "tol", "gram"))
+def _screened_chunk(W, ks, directions, support, m: int, tol: float, gram: bool):
     """Wolfe for the classes ``ks`` on m candidates j != k: the previous ``support`` (c, K) first,
     then the largest <w_j, direction_k>. The Frank-Wolfe gap is then taken over *all* K points, so
     it certifies the full problem."""
@@ -166,7 +171,7 @@ def _screened_chunk(W, ks, directions, support, m: int, tol: float):
     rank = jnp.where(support, jnp.inf, directions @ W).at[rows, ks].set(-jnp.inf)
     _, cand = jax.lax.top_k(rank, m)
     P = own[:, :, None] - jnp.transpose(W[:, cand], (1, 0, 2))  # (c, d, m)
-    res = jax.vmap(lambda p: min_norm_point(p, jnp.ones(m, bool), tol, gram=True))(P)
+    res = jax.vmap(lambda p: min_norm_point(p, jnp.ones(m, bool), tol, gram=gram))(P)
     x = res.x
     farthest = jnp.max((x @ W).at[rows, ks].set(-jnp.inf), axis=1)  # max_{j != k} <x, w_j>
     gap = jnp.sum(x * x, axis=1) - (jnp.sum(x * own, axis=1) - farthest)
@@ -192,8 +197,9 @@ def one_vs_rest_screened(
     the optimal feature h_k of eq. (9) saves a round); every later round keeps the previous support
     and fills up with the points that violate optimality most (largest <w_j, x_k>), so the distance
     can only decrease (column generation); from round 2 on the candidates double. A class leaves
-    once its gap is <= ``certify_tol``. Memory is O(K (chunk + d)) beyond W and the dense weights;
-    every gap is exact whatever the rounds did.
+    once its gap is <= ``certify_tol``; classes still above it after the last round get one more
+    round in coordinate form (least squares, full precision). Memory is O(K (chunk + d)) beyond W
+    and the dense weights; every gap is exact whatever the rounds did.
 
     Args:
       W: (d, K) unit columns, float64, no padding.
@@ -211,10 +217,9 @@ def one_vs_rest_screened(
     dirs = np.array(W if directions is None else directions, dtype=np.float64).T[classes]  # (n, d)
     x, gap = np.zeros((n, d)), np.full(n, np.inf)
     weights, it = np.zeros((n, K)), np.zeros(n, np.int64)
-    todo, m, chunk = np.arange(n), min(candidates, K - 1), min(chunk, n)
-    for rnd in range(max_rounds):
-        if rnd >= 2:
-            m = min(2 * m, K - 1)
+    chunk = min(chunk, n)
+
+    def solve_round(todo, m, gram):
         for start in range(0, len(todo), chunk):
             rows = todo[start : start + chunk]
             rows_pad = np.concatenate([rows, np.full(chunk - len(rows), rows[-1])])  # one compile per m
@@ -226,6 +231,7 @@ def one_vs_rest_screened(
                     jnp.asarray(weights[rows_pad] > 0),
                     m,
                     tol,
+                    gram,
                 )
             )
             r = len(rows)
@@ -235,7 +241,15 @@ def one_vs_rest_screened(
             x[sel], gap[sel], dirs[sel] = xs[:r][better], g[:r][better], xs[:r][better]
             weights[sel] = 0.0
             np.add.at(weights, (np.repeat(sel, m), cand[:r][better].ravel()), lam[:r][better].ravel())
-        todo = todo[gap[todo] > certify_tol]
+        return todo[gap[todo] > certify_tol]
+
+    todo, m = np.arange(n), min(candidates, K - 1)
+    for rnd in range(max_rounds):
+        if rnd >= 2:
+            m = min(2 * m, K - 1)
+        todo = solve_round(todo, m, gram=True)
         if not len(todo) or m == K - 1 and rnd >= 2:
             break
+    if len(todo):  # the Gram form stalls near its squared condition number: finish in coordinates
+        solve_round(todo, m, gram=False)
     return MinNormPoint(jnp.asarray(x), jnp.asarray(weights), jnp.asarray(gap), jnp.asarray(it))

@@ -1,5 +1,7 @@
 """Wolfe's minimum-norm point against an independent QP solver (quadprog, Goldfarb-Idnani)."""
 
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -135,3 +137,22 @@ def test_gram_form_matches_least_squares():
     b = hull.min_norm_point(P, jnp.ones(79, bool), gram=True)
     np.testing.assert_allclose(b.x, a.x, atol=1e-13)
     assert float(b.gap) <= 1e-13
+
+
+def test_gram_form_stall_is_caught_and_certified():
+    # A d = 8, K = 1000 softmax code from the solver (seed 0): for classes 28 and 983 the Gram form
+    # stalls near 1e-13, keeps adding nearly dependent points and its affine solve returned NaN,
+    # which left these classes uncertified (rho reported as 0 with an infinite gap).
+    W = np.load(Path(__file__).parent / "data" / "softmax_code_d8_K1000.npy")
+    K = W.shape[1]
+    for k in (28, 983):
+        P = jnp.asarray(W[:, [k]] - W)
+        valid = jnp.asarray(np.arange(K) != k)
+        ref = hull.min_norm_point(P, valid)  # least squares in coordinates
+        g = hull.min_norm_point(P, valid, gram=True)
+        assert np.all(np.isfinite(g.x)) and 0 <= float(g.gap) <= 1e-12
+        assert float(jnp.linalg.norm(g.x)) == pytest.approx(float(jnp.linalg.norm(ref.x)), abs=1e-12)
+    scr = hull.one_vs_rest_screened(W, classes=[28, 983, 0])
+    assert float(jnp.max(scr.gap)) <= 1e-12
+    ref_dist = [reference_distance(W, k) for k in (28, 983, 0)]
+    np.testing.assert_allclose(np.linalg.norm(scr.x, axis=1), ref_dist, atol=1e-9)
