@@ -47,9 +47,10 @@ def main():
         )
         print(json.dumps(rows[-1]))
     out = Path(__file__).parent / "results" / "hardmax_gnc_d3.json"
-    out.write_text(
-        json.dumps({"rows": rows, "settings": budget, "wall_s": time.perf_counter() - t}, indent=1)
-    )
+    kept = json.loads(out.read_text())["rows"] if out.exists() else []
+    done = {(r["d"], r["K"]) for r in rows}
+    rows = sorted([r for r in kept if (r["d"], r["K"]) not in done] + rows, key=lambda r: r["K"])
+    out.write_text(json.dumps({"rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
