@@ -86,12 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     solve = sub.add_parser("solve", help="solve an arrangement problem for every (d, K) of a grid")
-    solve.add_argument("problem", choices=["tammes", "softmax-code", "hardmax", "ufm"])
+    solve.add_argument("problem", choices=["tammes", "softmax-code", "hardmax", "ufm", "ufm-imbalanced"])
     solve.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
     solve.add_argument("--K", required=True, help="number(s) of points, same syntax")
     solve.add_argument("--n", help="features per class (hardmax, ufm): same syntax, >= 1")
     solve.add_argument("--tau", help="temperature(s) of the UFM, eq. (2): 0.1 or 1,0.5,0.2")
     solve.add_argument("--weight-decay", default=None, help="lambda >= 0 of the weight-decay UFM, eq. (B.1)")
+    solve.add_argument(
+        "--counts",
+        action="append",
+        help="ufm-imbalanced: class sizes n1,n2,... (K integers >= 1); repeat for several profiles",
+    )
+    solve.add_argument("--lambda-w", help="ufm-imbalanced: weight decay(s) of W, > 0: 5e-3 or 1e-3,5e-3")
+    solve.add_argument("--lambda-h", help="ufm-imbalanced: weight decay(s) of H, > 0")
     solve.add_argument("--restarts", type=_int_at_least("restarts", 1), default=None)
     solve.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     solve.add_argument(
@@ -242,15 +249,99 @@ def _feature_rows(args, ds, Ks, ns, taus, lam, overrides):
     return [(s, s.summary(), f"ufm_d{s.d}_K{s.K}_n{s.n}_tau{s.tau:g}") for s in sols]
 
 
+def _single_int(text: str, name: str, minimum: int) -> int:
+    values = parse_int_spec(text, name, minimum)
+    if len(values) != 1:
+        raise UsageError(f"--{name} takes one value for this problem, got {text!r}")
+    return values[0]
+
+
+def cmd_solve_imbalanced(args, overrides) -> int:
+    """`solve ufm-imbalanced`: solver values beside the closed form, per instance and per class."""
+    import numpy as np
+
+    from gnc_jax.related.imbalanced import solve_ufm_imbalanced
+
+    if args.n is not None or args.tau is not None or args.weight_decay is not None:
+        raise UsageError("--n, --tau and --weight-decay do not apply to ufm-imbalanced")
+    if "hop_rounds" in overrides:
+        raise UsageError("--hop-rounds does not apply to ufm-imbalanced")
+    d, K = _single_int(args.d, "d", 2), _single_int(args.K, "K", 2)
+    if not args.counts or args.lambda_w is None or args.lambda_h is None:
+        raise UsageError("ufm-imbalanced needs --counts, --lambda-w and --lambda-h")
+    profiles = []
+    for text in args.counts:
+        try:
+            c = [int(v) for v in text.split(",")]
+        except ValueError:
+            raise UsageError(f"--counts must be comma-separated integers, got {text!r}") from None
+        if len(c) != K:
+            raise UsageError(f"--counts {text!r} has {len(c)} class sizes but --K is {K}")
+        if min(c) < 1:
+            raise UsageError(f"--counts values must be >= 1, got {text!r}")
+        profiles.append(c)
+    lws, lhs = parse_float_list(args.lambda_w, "lambda-w"), parse_float_list(args.lambda_h, "lambda-h")
+    if args.save:
+        _prepare_dir(args.save)
+    steps = overrides.pop("steps", None)
+    if steps is not None:  # --steps N: N continuation steps and N at the full regularisers
+        overrides |= {"steps": steps, "hold_steps": steps}
+    print(
+        f"gnc-jax: solving ufm-imbalanced for {len(profiles) * len(lws) * len(lhs)} instance(s)...",
+        file=sys.stderr,
+    )
+    sols = solve_ufm_imbalanced(profiles, d, lws, lhs, seed=args.seed, **overrides)
+    for s in sols:
+        row = s.summary()
+        if args.format == "json":
+            print(json.dumps(row))
+        else:
+            print_imbalanced(row)
+        if args.save:
+            stem = (
+                f"ufm-imbalanced_d{d}_K{K}_n{'-'.join(map(str, s.counts))}_lw{s.lambda_w:g}_lh{s.lambda_h:g}"
+            )
+            np.save(os.path.join(args.save, f"{stem}_W.npy"), s.W.astype(np.float64))
+            np.save(os.path.join(args.save, f"{stem}_H.npy"), s.H.astype(np.float64))
+    return 0
+
+
+def print_imbalanced(row: dict, file=sys.stdout) -> None:
+    """One instance: certificate line, then solver and closed form per class."""
+    print(
+        f"d={row['d']} K={row['K']} counts={','.join(map(str, row['counts']))} lambda_w={row['lambda_w']:g} "
+        f"lambda_h={row['lambda_h']:g}: loss {row['loss']:.12f}  bound {row['lower_bound']:.12f}  "
+        f"gap {row['optimality_gap']:.1e}  kkt {row['kkt_residual']:.1e}  {row['status']} "
+        f"({row['restarts_at_optimum']}/{row['restarts']} restarts)  "
+        f"threshold n* = {row['collapse_threshold']:.4g}",
+        file=file,
+    )
+    print(
+        f"  nc1 {row['nc1']:.1e}  orthogonality {row['orthogonality']:.1e}  "
+        f"alignment {row['alignment_error']:.1e}  norm error {row['norm_error']:.1e}  "
+        f"angle error {row['angle_error_deg']:.1e} deg",
+        file=file,
+    )
+    print(
+        f"  {'class':>5} {'n':>7} {'|mean h|':>12} {'theory':>12} {'|w|':>12} {'theory':>12} collapsed",
+        file=file,
+    )
+    for k, n in enumerate(row["counts"]):
+        flag = "yes" if row["collapsed"][k] else "no"
+        theory = "yes" if row["predicted_collapsed"][k] else "no"
+        print(
+            f"  {k:>5} {n:>7} {row['feature_norms'][k]:>12.8f} {row['predicted_feature_norms'][k]:>12.8f} "
+            f"{row['classifier_norms'][k]:>12.8f} {row['predicted_classifier_norms'][k]:>12.8f} "
+            f"{flag}/{theory}",
+            file=file,
+        )
+
+
 def cmd_solve(args) -> int:
     import numpy as np
 
     import gnc_jax
 
-    ds = parse_int_spec(args.d, "d")
-    Ks = parse_int_spec(args.K, "K")
-    if args.save:
-        _prepare_dir(args.save)
     overrides = {
         k: v
         for k, v in (
@@ -261,6 +352,14 @@ def cmd_solve(args) -> int:
         )
         if v is not None
     }
+    if args.problem == "ufm-imbalanced":
+        return cmd_solve_imbalanced(args, overrides)
+    if args.counts is not None or args.lambda_w is not None or args.lambda_h is not None:
+        raise UsageError("--counts, --lambda-w and --lambda-h apply to ufm-imbalanced only")
+    ds = parse_int_spec(args.d, "d")
+    Ks = parse_int_spec(args.K, "K")
+    if args.save:
+        _prepare_dir(args.save)
     ns, taus, lam = _feature_options(args, overrides)
     print(f"gnc-jax: solving {args.problem} for {len(ds) * len(Ks)} (d, K) pair(s)...", file=sys.stderr)
     if args.problem in ("hardmax", "ufm"):

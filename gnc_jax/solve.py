@@ -140,7 +140,13 @@ def _optimizer():
 
 
 def run_schedule(
-    value_and_grad: Callable, params: dict, col_masks: dict, temps, learning_rate, sphere: bool = True
+    value_and_grad: Callable,
+    params: dict,
+    col_masks: dict,
+    temps,
+    learning_rate,
+    sphere: bool = True,
+    project: Callable | None = None,
 ) -> State:
     """The shared driver: Adam along a temperature schedule, on OB(d, K) per variable or in R^{d x K}.
 
@@ -148,8 +154,9 @@ def run_schedule(
     gradient; ``learning_rate`` is a number or one per step. With ``sphere`` each step projects the
     gradient onto the tangent space of every variable, applies the optax update scaled by
     ``learning_rate * t`` and retracts (normalises the columns); without, it is a plain Euclidean
-    step. Padded columns (``col_masks[name]`` False) do not move. An instance whose loss turns
-    non-finite is frozen (``done``) and keeps its last finite parameters.
+    step. ``project``, if given, maps the updated variables back onto a constraint set (projected
+    gradient, e.g. the non-negative orthant). Padded columns (``col_masks[name]`` False) do not move.
+    An instance whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters.
     """
     opt = _optimizer()
     state = State(params, opt.init(params), jnp.array(False))
@@ -165,6 +172,8 @@ def run_schedule(
         new = {k: state.params[k] - learning_rate * t * u[k] for k in state.params}
         if sphere:
             new = {k: normalize_columns(v) for k, v in new.items()}
+        if project is not None:
+            new = project(new)
         finite = jnp.isfinite(loss) & jnp.all(
             jnp.array([jnp.all(jnp.isfinite(v)) for v in jax.tree_util.tree_leaves(new)])
         )
