@@ -151,7 +151,7 @@ def test_float32_reaches_the_bound_to_float32_accuracy():
     s = imb.solve_ufm_imbalanced(
         (30, 30, 6, 3), 4, LAM, 0.06, seed=1, dtype="float32", steps=3000, hold_steps=3000
     )
-    assert s.W.dtype == np.float64 and 0 <= s.optimality_gap < 1e-5
+    assert s.W.dtype == np.float64 and -1e-12 <= s.optimality_gap < 1e-5
     assert s.report["collapse_matches"]
 
 
