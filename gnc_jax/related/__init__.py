@@ -2,7 +2,11 @@
 
 * :mod:`gnc_jax.related.imbalanced` — imbalanced UFM with non-negative features, closed form and
   minority collapse (paper 002).
+* :mod:`gnc_jax.related.gsl` — generalized softmax learning: the B matrix and its SVD features, forward,
+  reverse and joint softmax models, stationarity and the Pythagorean identity (paper 004).
 """
+
+from gnc_jax.related import gsl
 
 from gnc_jax.related.imbalanced import (
     ImbalancedPrediction,
@@ -17,6 +21,7 @@ from gnc_jax.related.imbalanced import (
 )
 
 __all__ = [
+    "gsl",
     "ImbalancedPrediction",
     "ImbalancedSettings",
     "ImbalancedSolution",
