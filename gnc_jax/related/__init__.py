@@ -2,11 +2,13 @@
 
 * :mod:`gnc_jax.related.imbalanced` — imbalanced UFM with non-negative features, closed form and
   minority collapse (paper 002).
+* :mod:`gnc_jax.related.class_means` — softmax weights against centred class means, class-mean
+  initialisation of a softmax layer (paper 000).
 * :mod:`gnc_jax.related.gsl` — generalized softmax learning: the B matrix and its SVD features, forward,
   reverse and joint softmax models, stationarity and the Pythagorean identity (paper 004).
 """
 
-from gnc_jax.related import gsl
+from gnc_jax.related import class_means, gsl
 
 from gnc_jax.related.imbalanced import (
     ImbalancedPrediction,
@@ -21,6 +23,7 @@ from gnc_jax.related.imbalanced import (
 )
 
 __all__ = [
+    "class_means",
     "gsl",
     "ImbalancedPrediction",
     "ImbalancedSettings",

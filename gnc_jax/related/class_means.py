@@ -1,0 +1,172 @@
+"""Softmax weights and centred class means (Seddik, Tamaazousti, AAAI 2022; ``../shared/papers/000``).
+
+Under "near-optimal representations" (NOR: class means asymptotically orthogonal with equal norms,
+within-class covariances asymptotically isotropic and small) the weights of a trained softmax layer
+become proportional to the centred class means, w_l ∝ m_l - (1/K) sum_j m_j, which suggests
+initialising a softmax layer from class means in transfer learning.
+
+Layout as in paper 003: data X is (p, n) with one sample per column, labels (n,) in [0, K), the
+softmax layer W is (p, K) with logits W^T x. The loss is the mean cross-entropy plus
+(lambda / 2) ||W||^2.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from gnc_jax import batch, metrics
+
+
+def _data(X, labels, K=None):
+    X = np.asarray(X, np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a (p, n) array of samples (columns), got shape {X.shape}")
+    return metrics._features(X, labels, K)
+
+
+def centred_class_means(X, labels, K: int | None = None) -> np.ndarray:
+    """(p, K): m_l - (1/K) sum_j m_j, the direction the NOR theory predicts for w_l."""
+    X, y, K, _ = _data(X, labels, K)
+    M = metrics.class_means(X, y, K)
+    return M - M.mean(axis=1, keepdims=True)
+
+
+def weight_mean_cosines(W, X, labels) -> np.ndarray:
+    """(K,) cosine between each learned w_l and its centred class mean."""
+    W = np.asarray(W, np.float64)
+    M = centred_class_means(X, labels, W.shape[1] if W.ndim == 2 else None)
+    if W.shape != M.shape:
+        raise ValueError(f"W must be (p, K) = {M.shape}, got shape {W.shape}")
+    return np.sum(W * M, axis=0) / (np.linalg.norm(W, axis=0) * np.linalg.norm(M, axis=0))
+
+
+def softmax_loss(W, X, labels, lam: float):
+    """Mean cross-entropy of logits W^T x plus (lam / 2) ||W||^2 (jax, differentiable in W)."""
+    Z = W.T @ X
+    ce = jax.nn.logsumexp(Z, axis=0) - jnp.take_along_axis(Z, labels[None], axis=0)[0]
+    return jnp.mean(ce) + 0.5 * lam * jnp.sum(W**2)
+
+
+def nor_mixture(key, n: int, p: int, K: int, mean_norm: float = 1.0, epsilon: float = 0.5):
+    """Samples of a Gaussian mixture satisfying the NOR conditions of paper 000.
+
+    Means: ``mean_norm`` times orthonormal vectors (m_i^T m_j = mean_norm^2 delta_ij, so mu_2 = 0);
+    covariances sigma_1^2 I with sigma_1^2 = p^{-epsilon} (sigma_2 = 0); classes balanced (n // K each,
+    the remainder to the first classes). Returns (X (p, n), labels (n,)).
+    """
+    (n,) = batch._positive_ints("n", n)
+    (p,) = batch._positive_ints("p", p)
+    (K,) = batch._positive_ints("K", K)
+    if p < K:
+        raise ValueError(f"K must be <= p for orthogonal means, got K={K}, p={p}")
+    if n < K:
+        raise ValueError(f"n must be >= K (a sample per class), got n={n}, K={K}")
+    if not (mean_norm > 0 and epsilon > 0):
+        raise ValueError(f"mean_norm and epsilon must be > 0, got {mean_norm}, {epsilon}")
+    k1, k2 = jax.random.split(key)
+    means = mean_norm * np.linalg.qr(np.asarray(jax.random.normal(k1, (p, K))))[0]
+    labels = np.arange(n) % K
+    noise = np.asarray(jax.random.normal(k2, (p, n))) * p ** (-epsilon / 2)
+    return means[:, labels] + noise, labels
+
+
+def class_mean_init(X, labels, K: int | None = None, lam: float = 1e-3) -> np.ndarray:
+    """W0 = c * centred class means, c >= 0 minimising the regularised loss along that ray
+    (a 1-d convex problem, solved by golden-section search)."""
+    X, y, K, _ = _data(X, labels, K)
+    M = centred_class_means(X, y, K)
+    loss = jax.jit(lambda c: softmax_loss(c * jnp.asarray(M), jnp.asarray(X), jnp.asarray(y), lam))
+    lo, hi = 0.0, 1.0
+    while float(loss(2 * hi)) < float(loss(hi)) and hi < 1e8:  # bracket the minimum
+        hi *= 2
+    hi *= 2
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(80):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if float(loss(a)) < float(loss(b)):
+            hi = b
+        else:
+            lo = a
+    return (lo + hi) / 2 * M
+
+
+@functools.cache
+def _trainer(shape: tuple[int, int], K: int, steps: int, optimizer: str, learning_rate: float):
+    opt = optax.adam(learning_rate) if optimizer == "adam" else optax.sgd(learning_rate, momentum=0.9)
+
+    def run(W0, X, y, lam):
+        value_and_grad = jax.value_and_grad(lambda W: softmax_loss(W, X, y, lam))
+
+        def step(carry, _):
+            W, state = carry
+            value, g = value_and_grad(W)
+            u, state = opt.update(g, state, W)
+            return (optax.apply_updates(W, u), state), value
+
+        (W, _), losses = jax.lax.scan(step, (W0, opt.init(W0)), None, length=steps)
+        return W, jnp.append(losses, value_and_grad(W)[0])
+
+    return jax.jit(run)
+
+
+def train_softmax_layer(
+    X,
+    labels,
+    K: int | None = None,
+    *,
+    lam: float = 1e-3,
+    init: str | np.ndarray = "random",
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    steps: int = 500,
+    optimizer: str = "adam",
+    learning_rate: float = 0.05,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Train the l2-regularised softmax layer by full-batch first-order steps.
+
+    Args:
+      X, labels: (p, n) samples and their labels.
+      lam: l2 weight > 0.
+      init: 'random' (N(0, 1) entries scaled to the Frobenius norm of the class-mean initialisation,
+        so the two starts differ only in direction), 'class_means' (:func:`class_mean_init`) or a
+        (p, K) array.
+      key / seed: exactly one (used by the random initialisation).
+      steps, optimizer ('adam' or 'sgd' with momentum 0.9), learning_rate.
+
+    Returns:
+      (W (p, K), losses (steps + 1,): the loss before every step and at the end).
+    """
+    X, y, K, _ = _data(X, labels, K)
+    if not (isinstance(lam, (int, float)) and lam > 0 and math.isfinite(lam)):
+        raise ValueError(f"lam must be a finite number > 0, got {lam!r}")
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    (steps,) = batch._positive_ints("steps", steps, minimum=1)
+    key = batch.resolve_key(key, seed)
+    if isinstance(init, str):
+        if init not in ("random", "class_means"):
+            raise ValueError(f"init must be 'random', 'class_means' or a (p, K) array, got {init!r}")
+        W0 = class_mean_init(X, y, K, lam)
+        if init == "random":
+            R = np.asarray(jax.random.normal(key, W0.shape))
+            W0 = R * np.linalg.norm(W0) / np.linalg.norm(R)
+    else:
+        W0 = np.asarray(init, np.float64)
+        if W0.shape != (X.shape[0], K):
+            raise ValueError(f"init must be a (p, K) = {(X.shape[0], K)} array, got shape {W0.shape}")
+    W, losses = _trainer(X.shape, K, steps, optimizer, float(learning_rate))(
+        jnp.asarray(W0), jnp.asarray(X), jnp.asarray(y), lam
+    )
+    return np.asarray(W), np.asarray(losses)
+
+
+def steps_to_reach(losses, target: float) -> int:
+    """First step index at which the loss is <= target (len(losses) if never)."""
+    hits = np.flatnonzero(np.asarray(losses) <= target)
+    return int(hits[0]) if hits.size else len(losses)
