@@ -4,11 +4,13 @@
   minority collapse (paper 002).
 * :mod:`gnc_jax.related.class_means` — softmax weights against centred class means, class-mean
   initialisation of a softmax layer (paper 000).
+* :mod:`gnc_jax.related.rmt` — Theorem 4.8 / Algorithm 1 of the large-dimensional softmax classifier,
+  binary case, with predicted train and test accuracy (paper 003).
 * :mod:`gnc_jax.related.gsl` — generalized softmax learning: the B matrix and its SVD features, forward,
   reverse and joint softmax models, stationarity and the Pythagorean identity (paper 004).
 """
 
-from gnc_jax.related import class_means, gsl
+from gnc_jax.related import class_means, gsl, rmt
 
 from gnc_jax.related.imbalanced import (
     ImbalancedPrediction,
@@ -25,6 +27,7 @@ from gnc_jax.related.imbalanced import (
 __all__ = [
     "class_means",
     "gsl",
+    "rmt",
     "ImbalancedPrediction",
     "ImbalancedSettings",
     "ImbalancedSolution",

@@ -1,0 +1,219 @@
+"""Large-dimensional softmax classifier: the fixed point of Theorem 4.8 and Algorithm 1
+(Seddik, Louart, Couillet, Tamaazousti; ``../shared/papers/003``), binary case.
+
+Data: class l has mean mu_l and covariance C_l (p-dimensional), proportion gamma_l, n samples in
+all. The classifier is the l2-regularised softmax of the paper's Section 3.1 with k = 2 and
+lambda_1 = lambda_2 = lambda: minimise mean CE(W^T x) + (lambda / 2)(||w_1||^2 + ||w_2||^2). At the
+optimum w_1 = -w_2, so w = w_1 - w_2 solves the scalar-label fixed point (3),
+
+    w = (1/n) sum_i f_{c(i)}(w^T x_i) x_i,  f_1(t) = (2/lambda) sigmoid(-t),  f_2(t) = -(2/lambda) sigmoid(t),
+
+and x is assigned to class 1 iff w^T x > 0. Theorem 4.8: the leave-one-out score z = x^T w_{-i} of a
+class-l sample is asymptotically N(m_l, sigma_l^2), where, with xi_l(z) the solution of
+x = f_l(z + delta_l x) (Proposition 4.6) and expectations over z ~ N(m_l, sigma_l^2),
+
+    mu~ = sum_l gamma_l E[xi_l] mu_l,  C~ = sum_l gamma_l E[xi_l^2] C_l,  K = sum_l gamma_l E[xi_l'] C_l,
+    R_1 = (I - K)^{-1},  R_2(M) = M + K R_2(M) K,
+    m_l = mu_l^T R_1 mu~,  sigma_l^2 = (1/n) tr(C_l R_2(C~)) + mu~^T R_1 C_l R_1 mu~,
+    delta_l = (1/n) tr(C_l R_1).
+
+Two details differ from the extracted text, following the derivation: xi' = f'/(1 - delta f')
+(differentiate x = f(z + delta x)), and delta uses R_1 = (I - K)^{-1} (Lemma 4.7; the theorem's
+line shows C~). A training sample's own score is z + delta xi(z) (Theorem 4.4), so the predicted
+training accuracy uses the threshold z_0 = -delta_l f_l(0) on z, the test accuracy the threshold 0.
+
+The Gaussian expectations use Gauss–Hermite quadrature (deterministic); the fixed point is iterated
+(Algorithm 1) until the change of (delta, m, sigma) is below ``tol``. Contractivity (Assumption 3)
+needs lambda large enough: (1/n) ||f'||_inf ||X X^T|| < 1 with ||f'||_inf = 1 / (2 lambda).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax.scipy.special import ndtr
+
+from gnc_jax import batch
+
+_NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(80)
+
+
+def _f(c: int, t, lam):
+    """f_1 and f_2 of the binary softmax (module docstring) and their derivatives."""
+    s = jax.nn.sigmoid(t)
+    if c == 0:
+        return 2.0 / lam * (1.0 - s), -2.0 / lam * s * (1.0 - s)
+    return -2.0 / lam * s, -2.0 / lam * s * (1.0 - s)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 4))
+def _xi(c: int, z, delta, lam, iters: int = 60):
+    """xi_c(z): the root of x - f_c(z + delta x) (strictly increasing in x), by Newton's method."""
+    x = _f(c, z, lam)[0]
+    for _ in range(iters):
+        v, d = _f(c, z + delta * x, lam)
+        x = x - (x - v) / (1.0 - delta * d)
+    v, d = _f(c, z + delta * x, lam)
+    return x, d / (1.0 - delta * d)
+
+
+@dataclasses.dataclass(frozen=True)
+class RMTPrediction:
+    """Theorem 4.8's statistics and the accuracies they predict.
+
+    Attributes:
+      delta, m, sigma: (2,) per class; z of a class-l sample is N(m_l, sigma_l^2).
+      mean_w: (p,) the deterministic equivalent R_1 mu~ of E[w].
+      train_accuracy, test_accuracy: (2,) per class; overall_* weighted by gamma.
+      iterations: fixed-point iterations used; converged: change below tol.
+    """
+
+    delta: np.ndarray
+    m: np.ndarray
+    sigma: np.ndarray
+    mean_w: np.ndarray
+    train_accuracy: np.ndarray
+    test_accuracy: np.ndarray
+    overall_train_accuracy: float
+    overall_test_accuracy: float
+    iterations: int
+    converged: bool
+
+
+def _statistics(means, covs, proportions, n: int, lam: float):
+    means = np.asarray(means, np.float64)
+    covs = np.asarray(covs, np.float64)
+    gamma = np.asarray(proportions, np.float64)
+    if means.ndim != 2 or means.shape[0] != 2:
+        raise ValueError(f"means must be (2, p) (binary case), got shape {means.shape}")
+    p = means.shape[1]
+    if covs.shape != (2, p, p):
+        raise ValueError(f"covs must be (2, p, p) = (2, {p}, {p}), got shape {covs.shape}")
+    if not np.all(np.isfinite(means)) or not np.all(np.isfinite(covs)):
+        raise ValueError("means and covs must be finite")
+    for c in range(2):
+        if not np.allclose(covs[c], covs[c].T, atol=1e-12) or np.linalg.eigvalsh(covs[c])[0] <= 0:
+            raise ValueError(f"covs[{c}] must be symmetric positive definite")
+    if gamma.shape != (2,) or np.any(gamma <= 0) or abs(gamma.sum() - 1) > 1e-9:
+        raise ValueError(f"proportions must be 2 positive numbers summing to 1, got {proportions!r}")
+    (n,) = batch._positive_ints("n", n, minimum=2)
+    if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam > 0):
+        raise ValueError(f"lam must be a finite number > 0, got {lam!r}")
+    return means, covs, gamma, n, float(lam)
+
+
+def predict_binary(means, covs, proportions, n: int, lam: float, tol: float = 1e-12, max_iter: int = 1000):
+    """Algorithm 1 for the binary softmax classifier: (delta, m, sigma) and predicted accuracies.
+
+    Args:
+      means: (2, p) class means; covs: (2, p, p) covariances (symmetric positive definite).
+      proportions: (gamma_1, gamma_2); n: training samples; lam: regularisation lambda > 0.
+    """
+    means, covs, gamma, n, lam = _statistics(means, covs, proportions, n, lam)
+    p = means.shape[1]
+    t = np.sqrt(2.0) * _NODES
+    wq = _WEIGHTS / np.sqrt(np.pi)
+
+    def expectations(delta, m, sigma):
+        out = []
+        for c in range(2):
+            z = m[c] + sigma[c] * t
+            xi, dxi = _xi(c, jnp.asarray(z), delta[c], lam)
+            xi, dxi = np.asarray(xi), np.asarray(dxi)
+            out.append((wq @ xi, wq @ xi**2, wq @ dxi))
+        return np.array(out)  # (2, 3): E[xi], E[xi^2], E[xi']
+
+    delta, m, sigma = np.ones(2), np.ones(2), np.ones(2)
+    converged, iterations = False, 0
+    while iterations < max_iter and not converged:
+        iterations += 1
+        E = expectations(delta, m, sigma)
+        mu_t = (gamma * E[:, 0]) @ means
+        C_t = np.einsum("l,lij->ij", gamma * E[:, 1], covs)
+        K = np.einsum("l,lij->ij", gamma * E[:, 2], covs)
+        R1 = np.linalg.inv(np.eye(p) - K)
+        lam_k, V = np.linalg.eigh((K + K.T) / 2)
+        R2 = V @ ((V.T @ C_t @ V) / (1.0 - np.outer(lam_k, lam_k))) @ V.T  # sum_j K^j C~ K^j
+        mean_w = R1 @ mu_t
+        new_m = means @ mean_w
+        new_sigma = np.sqrt(
+            np.array([np.trace(covs[c] @ R2) / n + mean_w @ covs[c] @ mean_w for c in range(2)])
+        )
+        new_delta = np.array([np.trace(covs[c] @ R1) / n for c in range(2)])
+        change = np.abs(new_m - m).sum() + np.abs(new_sigma - sigma).sum() + np.abs(new_delta - delta).sum()
+        delta, m, sigma = new_delta, new_m, new_sigma
+        converged = change < tol
+    f0 = np.array([float(_f(0, 0.0, lam)[0]), float(_f(1, 0.0, lam)[0])])
+    z0 = -delta * f0
+    test = np.array([ndtr(m[0] / sigma[0]), ndtr(-m[1] / sigma[1])], dtype=np.float64)
+    train = np.array([ndtr((m[0] - z0[0]) / sigma[0]), ndtr((z0[1] - m[1]) / sigma[1])], dtype=np.float64)
+    return RMTPrediction(
+        delta=delta,
+        m=m,
+        sigma=sigma,
+        mean_w=mean_w,
+        train_accuracy=train,
+        test_accuracy=test,
+        overall_train_accuracy=float(gamma @ train),
+        overall_test_accuracy=float(gamma @ test),
+        iterations=iterations,
+        converged=converged,
+    )
+
+
+def sample_mixture(key, means, covs, proportions, n: int):
+    """n Gaussian samples, round(gamma_1 n) of class 0 first: (X (p, n), labels (n,))."""
+    means, covs, gamma, n, _ = _statistics(means, covs, proportions, n, 1.0)
+    n1 = int(round(gamma[0] * n))
+    labels = np.repeat([0, 1], [n1, n - n1])
+    G = np.asarray(jax.random.normal(key, (means.shape[1], n)))
+    chol = [np.linalg.cholesky(c) for c in covs]
+    X = np.empty_like(G)
+    for c in range(2):
+        X[:, labels == c] = means[c][:, None] + chol[c] @ G[:, labels == c]
+    return X, labels
+
+
+def train_binary_softmax(X, labels, lam: float, grad_tol: float = 1e-10, max_steps: int = 500) -> np.ndarray:
+    """w = w_1 - w_2 of the l2-regularised binary softmax (module docstring), trained to convergence
+    with optax's L-BFGS on mean log(1 + exp(-s_i w^T x_i)) + (lambda / 4) ||w||^2 (s = +1, -1), which
+    is the two-weight loss at its optimum w_1 = -w_2 = w / 2."""
+    signs = np.where(np.asarray(labels) == 0, 1.0, -1.0)
+    return np.asarray(_lbfgs(jnp.asarray(X, jnp.float64), jnp.asarray(signs), lam, grad_tol, max_steps))
+
+
+@jax.jit
+def _lbfgs(X, s, lam, grad_tol, max_steps):
+    def loss(w):
+        return jnp.mean(jax.nn.softplus(-s * (w @ X))) + lam / 4 * jnp.sum(w**2)
+
+    opt = optax.lbfgs()
+    value_and_grad = optax.value_and_grad_from_state(loss)
+
+    def body(carry):
+        w, state, it, _ = carry
+        v, g = value_and_grad(w, state=state)
+        u, state = opt.update(g, state, w, value=v, grad=g, value_fn=loss)
+        w = optax.apply_updates(w, u)
+        return w, state, it + 1, jnp.linalg.norm(jax.grad(loss)(w))
+
+    w0 = jnp.zeros(X.shape[0], X.dtype)
+    w, _, _, _ = jax.lax.while_loop(
+        lambda c: (c[2] < max_steps) & (c[3] > grad_tol),
+        body,
+        (w0, opt.init(w0), 0, jnp.asarray(jnp.inf, X.dtype)),
+    )
+    return w
+
+
+def binary_accuracy(w, X, labels) -> np.ndarray:
+    """(2,) per-class accuracy of the rule "class 0 iff w^T x > 0"."""
+    score = np.asarray(w) @ np.asarray(X)
+    labels = np.asarray(labels)
+    return np.array([np.mean(score[labels == 0] > 0), np.mean(score[labels == 1] <= 0)])

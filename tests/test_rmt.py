@@ -1,0 +1,81 @@
+"""Large-dimensional softmax classifier, binary case (gnc_jax.related.rmt, paper 003)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from gnc_jax.related import rmt
+
+N, LAM, GAMMA = 400, 20.0, (1 / 3, 2 / 3)
+
+
+def _fig2(p):
+    """Fig. 2 of paper 003: C_1 = C_2 = I_p, ||mu_1|| = ||mu_2|| = 1/2, mu_1 orthogonal to mu_2."""
+    mu = np.zeros((2, p))
+    mu[0, 0] = mu[1, 1] = 0.5
+    return mu, np.stack([np.eye(p)] * 2)
+
+
+@pytest.mark.parametrize("p", [50, 200])
+def test_predicted_accuracy_matches_training_within_sampling_error(p):
+    mu, C = _fig2(p)
+    pred = rmt.predict_binary(mu, C, GAMMA, N, LAM)
+    assert pred.converged
+    train, test, ws = [], [], []
+    for s in range(12):
+        X, y = rmt.sample_mixture(jax.random.key(s), mu, C, GAMMA, N)
+        Xt, yt = rmt.sample_mixture(jax.random.key(100 + s), mu, C, GAMMA, 3000)
+        w = rmt.train_binary_softmax(X, y, LAM)
+        ws.append(w)
+        train.append(np.asarray(GAMMA) @ rmt.binary_accuracy(w, X, y))
+        test.append(np.asarray(GAMMA) @ rmt.binary_accuracy(w, Xt, yt))
+    for emp, predicted in ((train, pred.overall_train_accuracy), (test, pred.overall_test_accuracy)):
+        se = np.std(emp, ddof=1) / np.sqrt(len(emp))
+        assert abs(np.mean(emp) - predicted) <= 3 * se + 1e-3, (np.mean(emp), predicted, se)
+    # the weights are deterministic to O(n^-1/2): their average sits on R_1 mu~ along the means
+    np.testing.assert_allclose(np.mean(ws, axis=0)[:2], pred.mean_w[:2], rtol=0.1)
+
+
+def test_xi_solves_its_fixed_point_equation():
+    z = jnp.linspace(-3, 3, 11)
+    for label in (0, 1):
+        xi, dxi = rmt._xi(label, z, 0.7, 2.0)
+        f, df = rmt._f(label, z + 0.7 * xi, 2.0)
+        np.testing.assert_allclose(xi, f, atol=1e-15)
+        eps = 1e-6  # xi' against a central difference
+        fd = (rmt._xi(label, z + eps, 0.7, 2.0)[0] - rmt._xi(label, z - eps, 0.7, 2.0)[0]) / (2 * eps)
+        np.testing.assert_allclose(dxi, fd, atol=1e-8)
+
+
+def test_stronger_signal_or_regularisation_behaves_as_expected():
+    mu, C = _fig2(100)
+    base = rmt.predict_binary(mu, C, GAMMA, N, LAM)
+    strong = rmt.predict_binary(2 * mu, C, GAMMA, N, LAM)
+    assert strong.overall_test_accuracy > base.overall_test_accuracy
+    more_data = rmt.predict_binary(mu, C, GAMMA, 4 * N, LAM)
+    assert more_data.overall_train_accuracy < base.overall_train_accuracy  # less overfitting
+    assert more_data.delta[0] == pytest.approx(base.delta[0] / 4, rel=0.05)  # delta = tr(C R1) / n
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"lam": 0.0}, "lam must be"),
+        ({"proportions": (0.5, 0.6)}, "proportions must be"),
+        ({"covs": np.stack([np.eye(3), -np.eye(3)])}, r"covs\[1\] must be symmetric positive definite"),
+        ({"covs": np.stack([np.eye(3), np.diag([1.0, 1.0, 0.0])])}, "positive definite"),
+        ({"means": np.zeros((3, 3))}, r"means must be \(2, p\)"),
+        ({"n": 1}, "n must be >= 2"),
+    ],
+)
+def test_bad_input_names_the_argument(kwargs, match):
+    args = {
+        "means": np.eye(3)[:2] * 0.5,
+        "covs": np.stack([np.eye(3)] * 2),
+        "proportions": GAMMA,
+        "n": 50,
+        "lam": 5.0,
+    }
+    with pytest.raises(ValueError, match=match):
+        rmt.predict_binary(**(args | kwargs))
