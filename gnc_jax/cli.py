@@ -128,6 +128,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     net.add_argument("--weight-decay", default="5e-4", help="L2 on every trained parameter (>= 0)")
     net.add_argument("--out", default="verify_out", help="folder for metrics.json and metrics.png")
+    rmt = sub.add_parser(
+        "rmt", help="binary softmax classifier: Theorem 4.8's predicted accuracy against training (paper 003)"
+    )
+    rmt.add_argument("--p", required=True, help="dimension(s): 50 or 50,100,200 or 50:400")
+    rmt.add_argument("--n", type=_int_at_least("n", 2), default=400, help="training samples")
+    rmt.add_argument("--lam", default="20", help="regularisation lambda > 0")
+    rmt.add_argument("--proportion", default="0.3333333333333333", help="gamma_1 in (0, 1)")
+    rmt.add_argument("--mean-norm", default="0.5", help="||mu_1|| = ||mu_2||, mu_1 orthogonal to mu_2")
+    rmt.add_argument("--seeds", type=_int_at_least("seeds", 0), default=10, help="empirical runs (0: none)")
+    gsl = sub.add_parser("gsl", help="generalized softmax learning near independence (paper 004)")
+    gsl.add_argument("--nx", type=_int_at_least("nx", 2), default=20)
+    gsl.add_argument("--ny", type=_int_at_least("ny", 2), default=8)
+    gsl.add_argument("--k", type=_int_at_least("k", 1), default=2)
+    gsl.add_argument("--epsilon", default="1e-3", help="distance from independence, in (0, 1]")
+    gsl.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     demo = sub.add_parser("demo", help="solve a small grid, compare with closed forms and bounds, plot")
     demo.add_argument("--out", default="demo_out", help="folder for results.csv and codes.png")
     demo.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
@@ -434,6 +449,78 @@ def parse_int_spec_ordered(text: str, name: str) -> list[int]:
         raise UsageError(f"--{name} must be comma-separated integers, got {text!r}") from None
 
 
+def cmd_rmt(args) -> int:
+    """One JSON line per p: Theorem 4.8's (delta, m, sigma) and accuracies beside trained ones."""
+    import jax
+    import numpy as np
+
+    from gnc_jax.related import rmt
+
+    ps = parse_int_spec(args.p, "p", minimum=2)
+    lam = _single_float(args.lam, "lam")
+    g1 = _single_float(args.proportion, "proportion")
+    if not g1 < 1:
+        raise UsageError(f"--proportion must be in (0, 1), got {args.proportion}")
+    norm = _single_float(args.mean_norm, "mean-norm")
+    gamma = np.array([g1, 1 - g1])
+    for p in ps:
+        mu = np.zeros((2, p))
+        mu[0, 0] = mu[1, 1] = norm
+        C = np.stack([np.eye(p)] * 2)
+        pred = rmt.predict_binary(mu, C, gamma, args.n, lam)
+        row = {"p": p, "n": args.n, "lam": lam, "proportions": gamma.tolist(), "mean_norm": norm}
+        row |= {k: np.asarray(getattr(pred, k)).tolist() for k in ("delta", "m", "sigma")}
+        row |= {
+            "predicted_train_accuracy": pred.overall_train_accuracy,
+            "predicted_test_accuracy": pred.overall_test_accuracy,
+            "converged": bool(pred.converged),
+        }
+        if args.seeds:
+            train, test = [], []
+            for s in range(args.seeds):
+                X, y = rmt.sample_mixture(jax.random.key(s), mu, C, gamma, args.n)
+                Xt, yt = rmt.sample_mixture(jax.random.fold_in(jax.random.key(s), 1), mu, C, gamma, 5000)
+                w = rmt.train_binary_softmax(X, y, lam)
+                train.append(gamma @ rmt.binary_accuracy(w, X, y))
+                test.append(gamma @ rmt.binary_accuracy(w, Xt, yt))
+            for name, v in (("train", train), ("test", test)):
+                row[f"empirical_{name}_accuracy"] = float(np.mean(v))
+                row[f"empirical_{name}_se"] = (
+                    float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None
+                )
+        print(json.dumps(row), flush=True)
+    return 0
+
+
+def cmd_gsl(args) -> int:
+    """One JSON line per model: divergence, Pythagorean residual, stationarity, angles to the SVD."""
+    import jax
+
+    from gnc_jax.related import gsl
+
+    eps = _single_float(args.epsilon, "epsilon")
+    P = gsl.near_independent(jax.random.key(args.seed), args.nx, args.ny, eps)
+    svd = gsl.svd_features(P, args.k)
+    for model in gsl.MODELS:
+        r = gsl.train_softmax(P, args.k, model, seed=args.seed)
+        row = {
+            "model": model,
+            "nx": args.nx,
+            "ny": args.ny,
+            "k": args.k,
+            "epsilon": eps,
+            "divergence": r.divergence,
+            "independence_divergence": r.independence_divergence,
+            "pythagorean_residual": r.pythagorean_residual,
+            "max_angle_f": float(gsl.principal_angles(r.f, svd.f, P.sum(axis=1)).max()),
+            "max_angle_g": float(gsl.principal_angles(r.g, svd.g, P.sum(axis=0)).max()),
+            "grad_norm": r.grad_norm,
+            "steps": r.steps,
+        } | {f"stationarity_{k}": v for k, v in r.stationarity.items()}
+        print(json.dumps(row), flush=True)
+    return 0
+
+
 def cmd_demo(args) -> int:
     from gnc_jax import demo
 
@@ -446,9 +533,14 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        return {"solve": cmd_solve, "verify-network": cmd_verify_network, "demo": cmd_demo}[args.command](
-            args
-        )
+        commands = {
+            "solve": cmd_solve,
+            "verify-network": cmd_verify_network,
+            "rmt": cmd_rmt,
+            "gsl": cmd_gsl,
+            "demo": cmd_demo,
+        }
+        return commands[args.command](args)
     except UsageError as e:
         print(f"gnc-jax: error: {e}", file=sys.stderr)
         return USAGE_ERROR

@@ -109,3 +109,17 @@ def test_principal_angles_closed_form(t):
 def test_bad_input_names_the_argument(P, k, model, match):
     with pytest.raises(ValueError, match=match):
         gsl.train_softmax(P, k, model, seed=0)
+
+
+def test_cli_reports_all_three_models(capsys):
+    import json
+
+    from gnc_jax import cli
+
+    assert cli.main(["gsl", "--nx", "6", "--ny", "4", "--k", "1", "--epsilon", "0.01"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["model"] for r in rows] == list(gsl.MODELS)
+    assert all(abs(r["pythagorean_residual"]) < 1e-8 * r["independence_divergence"] for r in rows)
+    assert cli.main(["gsl", "--nx", "6", "--ny", "4", "--k", "4"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "k must be an integer" in err[0]

@@ -79,3 +79,16 @@ def test_bad_input_names_the_argument(kwargs, match):
     }
     with pytest.raises(ValueError, match=match):
         rmt.predict_binary(**(args | kwargs))
+
+
+def test_cli_prints_prediction_beside_training(capsys):
+    import json
+
+    from gnc_jax import cli
+
+    assert cli.main(["rmt", "--p", "50", "--seeds", "3"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["converged"] and row["p"] == 50
+    assert abs(row["empirical_test_accuracy"] - row["predicted_test_accuracy"]) < 0.03
+    assert cli.main(["rmt", "--p", "50", "--proportion", "1"]) == 2
+    assert "--proportion must be in (0, 1)" in capsys.readouterr().err
