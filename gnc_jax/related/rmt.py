@@ -98,8 +98,12 @@ def _statistics(means, covs, proportions, n: int, lam: float):
     if not np.all(np.isfinite(means)) or not np.all(np.isfinite(covs)):
         raise ValueError("means and covs must be finite")
     for c in range(2):
-        if not np.allclose(covs[c], covs[c].T, atol=1e-12) or np.linalg.eigvalsh(covs[c])[0] <= 0:
-            raise ValueError(f"covs[{c}] must be symmetric positive definite")
+        scale = max(np.abs(covs[c]).max(), np.finfo(float).tiny)
+        if (
+            not np.allclose(covs[c], covs[c].T, atol=1e-12 * scale)
+            or np.linalg.eigvalsh(covs[c])[0] < -1e-10 * scale
+        ):
+            raise ValueError(f"covs[{c}] must be symmetric positive semi-definite")
     if gamma.shape != (2,) or np.any(gamma <= 0) or abs(gamma.sum() - 1) > 1e-9:
         raise ValueError(f"proportions must be 2 positive numbers summing to 1, got {proportions!r}")
     (n,) = batch._positive_ints("n", n, minimum=2)
@@ -112,7 +116,8 @@ def predict_binary(means, covs, proportions, n: int, lam: float, tol: float = 1e
     """Algorithm 1 for the binary softmax classifier: (delta, m, sigma) and predicted accuracies.
 
     Args:
-      means: (2, p) class means; covs: (2, p, p) covariances (symmetric positive definite).
+      means: (2, p) class means; covs: (2, p, p) covariances (symmetric positive semi-definite:
+        only (I - K)^{-1} is inverted, and K is negative semi-definite, so singular C_l are fine).
       proportions: (gamma_1, gamma_2); n: training samples; lam: regularisation lambda > 0.
     """
     means, covs, gamma, n, lam = _statistics(means, covs, proportions, n, lam)
@@ -173,10 +178,13 @@ def sample_mixture(key, means, covs, proportions, n: int):
     n1 = int(round(gamma[0] * n))
     labels = np.repeat([0, 1], [n1, n - n1])
     G = np.asarray(jax.random.normal(key, (means.shape[1], n)))
-    chol = [np.linalg.cholesky(c) for c in covs]
+    roots = []  # symmetric square roots (covariances may be singular, e.g. constant pixels)
+    for c in covs:
+        e, V = np.linalg.eigh(c)
+        roots.append(V * np.sqrt(np.maximum(e, 0.0)) @ V.T)
     X = np.empty_like(G)
     for c in range(2):
-        X[:, labels == c] = means[c][:, None] + chol[c] @ G[:, labels == c]
+        X[:, labels == c] = means[c][:, None] + roots[c] @ G[:, labels == c]
     return X, labels
 
 
