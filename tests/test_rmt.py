@@ -101,3 +101,46 @@ def test_cli_prints_prediction_beside_training(capsys):
     assert abs(row["empirical_test_accuracy"] - row["predicted_test_accuracy"]) < 0.03
     assert cli.main(["rmt", "--p", "50", "--proportion", "1"]) == 2
     assert "--proportion must be in (0, 1)" in capsys.readouterr().err
+
+
+def test_multiclass_fixed_point_reduces_to_the_binary_one():
+    mu, C = _fig2(100)
+    b = rmt.predict_binary(mu, C, GAMMA, N, LAM)
+    g = rmt.predict_multiclass(mu, C, GAMMA, N, LAM, seed=0)
+    assert g.converged
+    # Monte Carlo (20000 draws per class) against Gauss-Hermite: a few 1e-3
+    assert g.overall_train_accuracy == pytest.approx(b.overall_train_accuracy, abs=5e-3)
+    assert g.overall_test_accuracy == pytest.approx(b.overall_test_accuracy, abs=5e-3)
+    # w = w_1 - w_2 and w_1 = -w_2
+    np.testing.assert_allclose(g.mean_W[:, 0] - g.mean_W[:, 1], b.mean_w, atol=2e-3 * np.abs(b.mean_w).max())
+
+
+def test_three_classes_with_unequal_covariances_match_training():
+    k, p = 3, 100
+    gamma = np.array([0.2, 0.3, 0.5])
+    mu = np.zeros((k, p))
+    mu[0, 0] = mu[1, 1] = mu[2, 2] = 1.0
+    C = np.stack([np.eye(p), 0.5 * np.eye(p), np.diag(np.linspace(0.5, 1.5, p))])
+    pred = rmt.predict_multiclass(mu, C, gamma, N, LAM, seed=0)
+    train, test = [], []
+    for s in range(10):
+        X, y = rmt.sample_multiclass(jax.random.key(s), mu, C, gamma, N)
+        Xt, yt = rmt.sample_multiclass(jax.random.key(100 + s), mu, C, gamma, 6000)
+        W = rmt.train_multiclass_softmax(X, y, LAM)
+        train.append(gamma @ rmt.multiclass_accuracy(W, X, y))
+        test.append(gamma @ rmt.multiclass_accuracy(W, Xt, yt))
+    for emp, predicted in ((train, pred.overall_train_accuracy), (test, pred.overall_test_accuracy)):
+        se = np.std(emp, ddof=1) / np.sqrt(len(emp))
+        assert abs(np.mean(emp) - predicted) <= 3 * se + 5e-3, (np.mean(emp), predicted, se)
+
+
+def test_multiclass_bad_input():
+    mu, C = np.eye(4)[:3], np.stack([np.eye(4)] * 3)
+    with pytest.raises(ValueError, match="proportions must be 3"):
+        rmt.predict_multiclass(mu, C, (0.5, 0.5), 50, 5.0, seed=0)
+    with pytest.raises(ValueError, match="lam must be > 0"):
+        rmt.predict_multiclass(mu, C, (0.2, 0.3, 0.5), 50, [1.0, -1.0, 1.0], seed=0)
+    with pytest.raises(ValueError, match=r"covs must be finite with shape \(k, p, p\)"):
+        rmt.predict_multiclass(mu, C[:2], (0.2, 0.3, 0.5), 50, 5.0, seed=0)
+    with pytest.raises(ValueError, match="give exactly one of key"):
+        rmt.predict_multiclass(mu, C, (0.2, 0.3, 0.5), 50, 5.0)

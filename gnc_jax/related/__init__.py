@@ -5,7 +5,7 @@
 * :mod:`gnc_jax.related.class_means` — softmax weights against centred class means, class-mean
   initialisation of a softmax layer (paper 000).
 * :mod:`gnc_jax.related.rmt` — Theorem 4.8 / Algorithm 1 of the large-dimensional softmax classifier,
-  binary case, with predicted train and test accuracy (paper 003).
+  binary and k-class, with predicted train and test accuracy (paper 003).
 * :mod:`gnc_jax.related.gsl` — generalized softmax learning: the B matrix and its SVD features, forward,
   reverse and joint softmax models, stationarity and the Pythagorean identity (paper 004).
 """
