@@ -137,6 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
     rmt.add_argument("--proportion", default="0.3333333333333333", help="gamma_1 in (0, 1)")
     rmt.add_argument("--mean-norm", default="0.5", help="||mu_1|| = ||mu_2||, mu_1 orthogonal to mu_2")
     rmt.add_argument("--seeds", type=_int_at_least("seeds", 0), default=10, help="empirical runs (0: none)")
+    cmeans = sub.add_parser(
+        "class-means", help="softmax weights against centred class means on NOR data (paper 000)"
+    )
+    cmeans.add_argument("--p", default="16,64,256", help="dimension(s); n = 2 p samples")
+    cmeans.add_argument("--K", type=_int_at_least("K", 2), default=4)
+    cmeans.add_argument("--lam", default="1e-2", help="l2 weight > 0")
+    cmeans.add_argument("--steps", type=_int_at_least("steps", 1), default=2000)
+    cmeans.add_argument("--seeds", type=_int_at_least("seeds", 1), default=3, help="random starts compared")
     gsl = sub.add_parser("gsl", help="generalized softmax learning near independence (paper 004)")
     gsl.add_argument("--nx", type=_int_at_least("nx", 2), default=20)
     gsl.add_argument("--ny", type=_int_at_least("ny", 2), default=8)
@@ -492,6 +500,45 @@ def cmd_rmt(args) -> int:
     return 0
 
 
+def cmd_class_means(args) -> int:
+    """One JSON line per p: cosine of learned weights to centred means, steps to a target loss from
+    the class-mean initialisation and from random starts of the same norm."""
+    import jax
+    import numpy as np
+
+    from gnc_jax.related import class_means as cm
+
+    ps = parse_int_spec(args.p, "p", minimum=2)
+    lam = _single_float(args.lam, "lam")
+    for p in ps:
+        if p < args.K:
+            raise UsageError(f"--p values must be >= --K (orthogonal means), got p={p}, K={args.K}")
+    for p in ps:
+        X, y = cm.nor_mixture(jax.random.key(0), 2 * p, p, args.K)
+        steps = []
+        for seed in range(args.seeds):
+            Wr, lr = cm.train_softmax_layer(X, y, args.K, lam=lam, seed=seed, steps=args.steps)
+            _, lc = cm.train_softmax_layer(
+                X, y, args.K, lam=lam, init="class_means", seed=seed, steps=args.steps
+            )
+            target = 1.01 * min(lr.min(), lc.min())
+            steps.append((cm.steps_to_reach(lr, target), cm.steps_to_reach(lc, target)))
+            if seed == 0:
+                cos = cm.weight_mean_cosines(Wr, X, y)
+        med = np.median(np.array(steps), axis=0)
+        row = {
+            "p": p,
+            "n": 2 * p,
+            "K": args.K,
+            "lam": lam,
+            "mean_cos": float(cos.mean()),
+            "min_cos": float(cos.min()),
+        }
+        row |= {"median_steps_random": float(med[0]), "median_steps_class_means": float(med[1])}
+        print(json.dumps(row), flush=True)
+    return 0
+
+
 def cmd_gsl(args) -> int:
     """One JSON line per model: divergence, Pythagorean residual, stationarity, angles to the SVD."""
     import jax
@@ -538,6 +585,7 @@ def main(argv=None) -> int:
             "verify-network": cmd_verify_network,
             "rmt": cmd_rmt,
             "gsl": cmd_gsl,
+            "class-means": cmd_class_means,
             "demo": cmd_demo,
         }
         return commands[args.command](args)

@@ -68,3 +68,16 @@ def test_bad_mixture_and_data():
         cm.nor_mixture(jax.random.key(0), 10, 3, 4)
     with pytest.raises(ValueError, match=r"X must be a \(p, n\)"):
         cm.centred_class_means(np.ones(5), np.zeros(5, int))
+
+
+def test_cli_reports_alignment_and_steps(capsys):
+    import json
+
+    from gnc_jax import cli
+
+    assert cli.main(["class-means", "--p", "16,64", "--steps", "800", "--seeds", "2"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["p"] for r in rows] == [16, 64] and rows[1]["mean_cos"] > rows[0]["mean_cos"]
+    assert all(r["median_steps_class_means"] < r["median_steps_random"] for r in rows)
+    assert cli.main(["class-means", "--p", "3", "--K", "4"]) == 2
+    assert "--p values must be >= --K" in capsys.readouterr().err
