@@ -224,9 +224,9 @@ def _angles_deg(A, B) -> np.ndarray:
     (accurate near 0 and 180 degrees, unlike arccos); NaN where a column is zero."""
     with np.errstate(invalid="ignore", divide="ignore"):
         A, B = A / np.linalg.norm(A, axis=0), B / np.linalg.norm(B, axis=0)
-    diff = np.linalg.norm(A[:, :, None] - B[:, None, :], axis=0)
-    total = np.linalg.norm(A[:, :, None] + B[:, None, :], axis=0)
-    return np.degrees(2 * np.arctan2(diff, total))
+        diff = np.linalg.norm(A[:, :, None] - B[:, None, :], axis=0)
+        total = np.linalg.norm(A[:, :, None] + B[:, None, :], axis=0)
+        return np.degrees(2 * np.arctan2(diff, total))
 
 
 def _largest(x) -> float:
