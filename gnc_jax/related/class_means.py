@@ -21,6 +21,7 @@ import numpy as np
 import optax
 
 from gnc_jax import batch, metrics
+from gnc_jax.related._optim import cross_entropy
 
 
 def _data(X, labels, K=None):
@@ -46,11 +47,10 @@ def weight_mean_cosines(W, X, labels) -> np.ndarray:
     return np.sum(W * M, axis=0) / (np.linalg.norm(W, axis=0) * np.linalg.norm(M, axis=0))
 
 
-def softmax_loss(W, X, labels, lam: float):
-    """Mean cross-entropy of logits W^T x plus (lam / 2) ||W||^2 (jax, differentiable in W)."""
-    Z = W.T @ X
-    ce = jax.nn.logsumexp(Z, axis=0) - jnp.take_along_axis(Z, labels[None], axis=0)[0]
-    return jnp.mean(ce) + 0.5 * lam * jnp.sum(W**2)
+def softmax_loss(W, X, labels, lam):
+    """Mean cross-entropy of logits W^T x plus (1/2) sum_l lam_l ||w_l||^2 (jax, differentiable in W;
+    ``lam`` a number or one per class)."""
+    return jnp.mean(cross_entropy(W.T @ X, labels)) + 0.5 * jnp.sum(lam * jnp.sum(W**2, axis=0))
 
 
 def nor_mixture(key, n: int, p: int, K: int, mean_norm: float = 1.0, epsilon: float = 0.5):

@@ -32,9 +32,8 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
-
 from gnc_jax import batch
+from gnc_jax.related._optim import minimise_lbfgs
 
 MODELS = ("forward", "reverse", "joint")
 
@@ -175,7 +174,6 @@ class GSLResult:
 @functools.cache
 def _trainer(model: str, shape: tuple[int, int], k: int):
     nx, ny = shape
-    opt = optax.lbfgs()
 
     def run(key, P, init_scale, max_steps, grad_tol):
         px, py = P.sum(axis=1), P.sum(axis=0)
@@ -192,27 +190,7 @@ def _trainer(model: str, shape: tuple[int, int], k: int):
         }
         # D(P || Q) / D(P || P_X P_Y): the same minimisers, O(1) values and tolerances at any epsilon
         loss = lambda p: _divergence(P, lr_p, _log_ratio(p, model, log_px, log_py)) / scale  # noqa: E731
-        value_and_grad = optax.value_and_grad_from_state(loss)
-
-        def norm(g):
-            return jnp.sqrt(sum(jnp.sum(v**2) for v in jax.tree_util.tree_leaves(g)))
-
-        def cond(carry):
-            _, _, step, gnorm = carry
-            return (step < max_steps) & (gnorm > grad_tol)
-
-        def body(carry):
-            params, state, step, _ = carry
-            value, grad = value_and_grad(params, state=state)
-            updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=loss)
-            params = optax.apply_updates(params, updates)
-            return params, state, step + 1, norm(jax.grad(loss)(params))
-
-        state = opt.init(params)
-        params, _, steps, gnorm = jax.lax.while_loop(
-            cond, body, (params, state, jnp.asarray(0), norm(jax.grad(loss)(params)))
-        )
-        return params, steps, gnorm
+        return minimise_lbfgs(loss, params, grad_tol, max_steps)
 
     return jax.jit(run)
 

@@ -60,6 +60,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import batch, metrics
+from gnc_jax.related._optim import cross_entropy
 from gnc_jax.solve import ValidatedSettings, axis_map, geometric, run_schedule
 from gnc_jax.ufm import _positive_floats
 
@@ -416,8 +417,11 @@ class ImbalancedSolution:
 def _loss(params, labels, weights, lambda_w, lambda_h):
     W, H = params["W"], params["H"]
     Z = W.T @ H  # (K, N) logits
-    ce = jax.nn.logsumexp(Z, axis=0) - jnp.take_along_axis(Z, labels[None], axis=0)[0]
-    return jnp.sum(weights * ce) + 0.5 * lambda_w * jnp.sum(W**2) + 0.5 * lambda_h * jnp.sum(H**2)
+    return (
+        jnp.sum(weights * cross_entropy(Z, labels))
+        + 0.5 * lambda_w * jnp.sum(W**2)
+        + 0.5 * lambda_h * jnp.sum(H**2)
+    )
 
 
 _value_and_grad = jax.jit(jax.value_and_grad(_loss))

@@ -45,10 +45,11 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from jax.scipy.special import ndtr
 
 from gnc_jax import batch
+from gnc_jax.related._optim import minimise_lbfgs
+from gnc_jax.related.class_means import softmax_loss
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(80)
 
@@ -96,29 +97,28 @@ class RMTPrediction:
 
 
 def _statistics(means, covs, proportions, n: int, lam: float):
-    means = np.asarray(means, np.float64)
-    covs = np.asarray(covs, np.float64)
-    gamma = np.asarray(proportions, np.float64)
-    if means.ndim != 2 or means.shape[0] != 2:
-        raise ValueError(f"means must be (2, p) (binary case), got shape {means.shape}")
-    p = means.shape[1]
-    if covs.shape != (2, p, p):
-        raise ValueError(f"covs must be (2, p, p) = (2, {p}, {p}), got shape {covs.shape}")
-    if not np.all(np.isfinite(means)) or not np.all(np.isfinite(covs)):
-        raise ValueError("means and covs must be finite")
-    for c in range(2):
-        scale = max(np.abs(covs[c]).max(), np.finfo(float).tiny)
-        if (
-            not np.allclose(covs[c], covs[c].T, atol=1e-12 * scale)
-            or np.linalg.eigvalsh(covs[c])[0] < -1e-10 * scale
-        ):
-            raise ValueError(f"covs[{c}] must be symmetric positive semi-definite")
-    if gamma.shape != (2,) or np.any(gamma <= 0) or abs(gamma.sum() - 1) > 1e-9:
-        raise ValueError(f"proportions must be 2 positive numbers summing to 1, got {proportions!r}")
-    (n,) = batch._positive_ints("n", n, minimum=2)
+    """The binary case of :func:`_multiclass_inputs` (k = 2, one lambda)."""
+    if np.ndim(means) != 2 or np.shape(means)[0] != 2:
+        raise ValueError(f"means must be (2, p) (binary case), got shape {np.shape(means)}")
     if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam > 0):
         raise ValueError(f"lam must be a finite number > 0, got {lam!r}")
+    means, covs, gamma, n, _ = _multiclass_inputs(means, covs, proportions, n, lam)
     return means, covs, gamma, n, float(lam)
+
+
+def _psd_root(C) -> np.ndarray:
+    """Symmetric square root of a positive semi-definite matrix (singular ones included)."""
+    e, V = np.linalg.eigh(C)
+    return V * np.sqrt(np.maximum(e, 0.0)) @ V.T
+
+
+def _sample(key, means, covs, labels) -> np.ndarray:
+    """X (p, n): column i drawn from N(means[labels[i]], covs[labels[i]])."""
+    G = np.asarray(jax.random.normal(key, (means.shape[1], len(labels))))
+    X = np.empty_like(G)
+    for c in range(len(means)):
+        X[:, labels == c] = means[c][:, None] + _psd_root(covs[c]) @ G[:, labels == c]
+    return X
 
 
 @jax.jit
@@ -191,15 +191,7 @@ def sample_mixture(key, means, covs, proportions, n: int):
     means, covs, gamma, n, _ = _statistics(means, covs, proportions, n, 1.0)
     n1 = int(round(gamma[0] * n))
     labels = np.repeat([0, 1], [n1, n - n1])
-    G = np.asarray(jax.random.normal(key, (means.shape[1], n)))
-    roots = []  # symmetric square roots (covariances may be singular, e.g. constant pixels)
-    for c in covs:
-        e, V = np.linalg.eigh(c)
-        roots.append(V * np.sqrt(np.maximum(e, 0.0)) @ V.T)
-    X = np.empty_like(G)
-    for c in range(2):
-        X[:, labels == c] = means[c][:, None] + roots[c] @ G[:, labels == c]
-    return X, labels
+    return _sample(key, means, covs, labels), labels
 
 
 def train_binary_softmax(X, labels, lam: float, grad_tol: float = 1e-10, max_steps: int = 500) -> np.ndarray:
@@ -215,23 +207,7 @@ def _lbfgs(X, s, lam, grad_tol, max_steps):
     def loss(w):
         return jnp.mean(jax.nn.softplus(-s * (w @ X))) + lam / 4 * jnp.sum(w**2)
 
-    opt = optax.lbfgs()
-    value_and_grad = optax.value_and_grad_from_state(loss)
-
-    def body(carry):
-        w, state, it, _ = carry
-        v, g = value_and_grad(w, state=state)
-        u, state = opt.update(g, state, w, value=v, grad=g, value_fn=loss)
-        w = optax.apply_updates(w, u)
-        return w, state, it + 1, jnp.linalg.norm(jax.grad(loss)(w))
-
-    w0 = jnp.zeros(X.shape[0], X.dtype)
-    w, _, _, _ = jax.lax.while_loop(
-        lambda c: (c[2] < max_steps) & (c[3] > grad_tol),
-        body,
-        (w0, opt.init(w0), 0, jnp.asarray(jnp.inf, X.dtype)),
-    )
-    return w
+    return minimise_lbfgs(loss, jnp.zeros(X.shape[0], X.dtype), grad_tol, max_steps)[0]
 
 
 def binary_accuracy(w, X, labels) -> np.ndarray:
@@ -423,12 +399,7 @@ def sample_multiclass(key, means, covs, proportions, n: int):
     counts = np.floor(gamma * n).astype(int)
     counts[: n - counts.sum()] += 1
     labels = np.repeat(np.arange(len(gamma)), counts)
-    G = np.asarray(jax.random.normal(key, (means.shape[1], n)))
-    X = np.empty_like(G)
-    for c in range(len(gamma)):
-        e, V = np.linalg.eigh(covs[c])
-        X[:, labels == c] = means[c][:, None] + (V * np.sqrt(np.maximum(e, 0.0))) @ V.T @ G[:, labels == c]
-    return X, labels
+    return _sample(key, means, covs, labels), labels
 
 
 def train_multiclass_softmax(X, labels, lam, grad_tol: float = 1e-10, max_steps: int = 1000) -> np.ndarray:
@@ -445,28 +416,8 @@ def train_multiclass_softmax(X, labels, lam, grad_tol: float = 1e-10, max_steps:
 
 @jax.jit
 def _lbfgs_multiclass(X, y, lams, grad_tol, max_steps):
-    def loss(W):
-        Z = W.T @ X
-        ce = jax.nn.logsumexp(Z, axis=0) - jnp.take_along_axis(Z, y[None], axis=0)[0]
-        return jnp.mean(ce) + 0.5 * jnp.sum(lams * jnp.sum(W**2, axis=0))
-
-    opt = optax.lbfgs()
-    value_and_grad = optax.value_and_grad_from_state(loss)
-
-    def body(carry):
-        W, state, it, _ = carry
-        v, g = value_and_grad(W, state=state)
-        u, state = opt.update(g, state, W, value=v, grad=g, value_fn=loss)
-        W = optax.apply_updates(W, u)
-        return W, state, it + 1, jnp.linalg.norm(jax.grad(loss)(W))
-
     W0 = jnp.zeros((X.shape[0], lams.shape[0]), X.dtype)
-    W, _, _, _ = jax.lax.while_loop(
-        lambda c: (c[2] < max_steps) & (c[3] > grad_tol),
-        body,
-        (W0, opt.init(W0), 0, jnp.asarray(jnp.inf, X.dtype)),
-    )
-    return W
+    return minimise_lbfgs(lambda W: softmax_loss(W, X, y, lams), W0, grad_tol, max_steps)[0]
 
 
 def multiclass_accuracy(W, X, labels) -> np.ndarray:
