@@ -294,10 +294,7 @@ def cmd_solve_imbalanced(args, overrides) -> int:
         raise UsageError("ufm-imbalanced needs --counts, --lambda-w and --lambda-h")
     profiles = []
     for text in args.counts:
-        try:
-            c = [int(v) for v in text.split(",")]
-        except ValueError:
-            raise UsageError(f"--counts must be comma-separated integers, got {text!r}") from None
+        c = parse_int_spec_ordered(text, "counts")
         if len(c) != K:
             raise UsageError(f"--counts {text!r} has {len(c)} class sizes but --K is {K}")
         if min(c) < 1:

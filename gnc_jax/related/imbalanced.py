@@ -493,19 +493,22 @@ def _batch_solver(settings: ImbalancedSettings, d: int, K: int, N_max: int, n_de
     return jax.jit(run)
 
 
+def _loss_and_kkt(W, H, counts, lambda_w: float, lambda_h: float) -> tuple[float, float]:
+    p, labels, weights = _float64_problem(W, H, counts)
+    value, g = _value_and_grad(p, labels, weights, lambda_w, lambda_h)
+    gH = jnp.where(p["H"] > 0, g["H"], jnp.minimum(g["H"], 0.0))
+    return float(value), float(jnp.sqrt(jnp.sum(g["W"] ** 2) + jnp.sum(gH**2)))
+
+
 def kkt_residual(W, H, counts, lambda_w: float, lambda_h: float) -> float:
     """Norm of the projected gradient of problem (4) at (W, H >= 0), in float64: the gradient of W,
     and of H where H > 0 or where it points into H > 0."""
-    p, labels, weights = _float64_problem(W, H, counts)
-    _, g = _value_and_grad(p, labels, weights, lambda_w, lambda_h)
-    gH = jnp.where(p["H"] > 0, g["H"], jnp.minimum(g["H"], 0.0))
-    return float(jnp.sqrt(jnp.sum(g["W"] ** 2) + jnp.sum(gH**2)))
+    return _loss_and_kkt(W, H, counts, lambda_w, lambda_h)[1]
 
 
 def imbalanced_loss(W, H, counts, lambda_w: float, lambda_h: float) -> float:
     """Objective of problem (4) in float64 (W (d, K), H (d, N) class-major)."""
-    p, labels, weights = _float64_problem(W, H, counts)
-    return float(_value_and_grad(p, labels, weights, lambda_w, lambda_h)[0])
+    return _loss_and_kkt(W, H, counts, lambda_w, lambda_h)[0]
 
 
 def _profiles(counts) -> tuple[list[np.ndarray], bool]:
@@ -603,8 +606,7 @@ def _solution(settings, d, counts, lambda_w, lambda_h, W, H, restart_losses, wal
     W, H = np.array(W), np.array(H)
     pred = predict_imbalanced(counts, lambda_w, lambda_h, d)
     finite = np.all(np.isfinite(W)) and np.all(np.isfinite(H)) and np.any(np.isfinite(restart_losses))
-    loss = imbalanced_loss(W, H, counts, lambda_w, lambda_h) if finite else float("nan")
-    kkt = kkt_residual(W, H, counts, lambda_w, lambda_h) if finite else float("nan")
+    loss, kkt = _loss_and_kkt(W, H, counts, lambda_w, lambda_h) if finite else (float("nan"), float("nan"))
     gap = loss - pred.lower_bound
     collapse_tol = 1e-6 if settings.dtype == "float64" else 1e-4  # float32 Adam jitters around 0
     if not finite or not math.isfinite(loss):
