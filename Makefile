@@ -37,4 +37,4 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check gnc_jax tests benchmarks
 
 clean:
-	rm -rf $(VENV) demo_out
+	rm -rf $(VENV) demo_out .jax_cache

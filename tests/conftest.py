@@ -1,9 +1,15 @@
 """Shared fixtures. Importing gnc_jax enables float64 in JAX."""
 
 import csv
+import os
 from pathlib import Path
 
-import jax
+# One persistent compilation cache for the whole run: both xdist workers and every subprocess the
+# tests start (CLI calls, notebook kernels) reuse a bucket solver compiled once. It starts empty on a
+# clean clone (`make clean` removes it), so it shares compilations, never results between runs.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).parents[1] / ".jax_cache"))
+
+import jax  # noqa: E402
 import numpy as np
 import pytest
 

@@ -1,8 +1,11 @@
 """End-to-end CLI: output formats, saved files, and one-line errors with exit status 2."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -14,9 +17,15 @@ FAST = ["--restarts", "4", "--steps", "600", "--hop-rounds", "1"]
 
 
 def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "gnc_jax.cli", *args], capture_output=True, text=True, timeout=600
-    )
+    """The CLI in this process (compiled solvers are shared with the other tests); the subprocess
+    test below checks the real entry point."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse's own exits
+            code = e.code
+    return types.SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def test_parse_int_spec():
@@ -173,7 +182,12 @@ def test_ufm_and_hardmax_json_and_save(tmp_path):
 
 
 def test_bad_input_subprocess_has_no_traceback():
-    out = run_cli("solve", "tammes", "--d", "0:1", "--K", "5")
+    out = subprocess.run(
+        [sys.executable, "-m", "gnc_jax.cli", "solve", "tammes", "--d", "0:1", "--K", "5"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 

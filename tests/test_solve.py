@@ -18,7 +18,7 @@ def theorem_3_3_pairs():
 
 def test_softmax_code_solver_reproduces_theorem_3_3():
     pairs = theorem_3_3_pairs()
-    sols = gnc_jax.solve_pairs("softmax-code", pairs, seed=0)
+    sols = gnc_jax.solve_pairs("softmax-code", pairs, seed=0, restarts=16, hop_rounds=2)
     for (d, K), s in zip(pairs, sols):
         rho = theory.softmax_code_closed_form(d, K)[0]
         assert s.rho_one_vs_rest == pytest.approx(rho, abs=1e-9), (d, K, s.rho_one_vs_rest, rho)
@@ -29,9 +29,15 @@ def test_softmax_code_solver_reproduces_theorem_3_3():
             assert s.n_rattlers == 0
 
 
-def test_tammes_solver_reaches_every_proven_optimum():
-    rows = [r for r in known_tammes() if r["proven"]]
-    sols = gnc_jax.solve_pairs("tammes", [(r["d"], r["K"]) for r in rows], seed=0)
+@pytest.mark.parametrize(
+    "large,budget",
+    [(False, {}), (True, dict(restarts=8, hop_rounds=1))],  # the 600-cell (4, 120) alone, smaller budget
+    ids=["K<=24-defaults", "600-cell"],
+)
+def test_tammes_solver_reaches_every_proven_optimum(large, budget):
+    rows = [r for r in known_tammes() if r["proven"] and (r["K"] > 24) == large]
+    assert rows
+    sols = gnc_jax.solve_pairs("tammes", [(r["d"], r["K"]) for r in rows], seed=0, **budget)
     misses = [
         (r["d"], r["K"], s.min_angle_deg, r["angle"])
         for r, s in zip(rows, sols)
