@@ -194,7 +194,7 @@ def _row(sol) -> dict:
     return row
 
 
-def print_table(rows, file=sys.stdout) -> None:
+def print_table(rows, file=None) -> None:
     print(" ".join(f"{name:>{width}}" for name, width, _ in TABLE_COLUMNS), file=file)
     for row in rows:
         cells = dict(row)
@@ -218,7 +218,7 @@ FEATURE_COLUMNS = [  # hardmax and ufm tables
 ]
 
 
-def print_feature_table(rows, file=sys.stdout) -> None:
+def print_feature_table(rows, file=None) -> None:
     print(" ".join(f"{name:>{width}}" for name, width, _ in FEATURE_COLUMNS), file=file)
     for row in rows:
         cells = {name: row.get(name) for name, _, _ in FEATURE_COLUMNS}
@@ -326,7 +326,7 @@ def cmd_solve_imbalanced(args, overrides) -> int:
     return 0
 
 
-def print_imbalanced(row: dict, file=sys.stdout) -> None:
+def print_imbalanced(row: dict, file=None) -> None:
     """One instance: certificate line, then solver and closed form per class."""
     print(
         f"d={row['d']} K={row['K']} counts={','.join(map(str, row['counts']))} lambda_w={row['lambda_w']:g} "
