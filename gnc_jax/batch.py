@@ -140,8 +140,9 @@ def _positive_ints(name: str, values, minimum: int = 2) -> list[int]:
 
 
 def device_mesh() -> Mesh:
-    """A 1-D mesh over every visible device, axis name 'restarts'."""
-    return Mesh(np.array(jax.devices()), ("restarts",))
+    """A 1-D mesh over this process's devices, axis name 'restarts'. Under ``jax.distributed`` every
+    host solves its own pairs on its own devices (see :mod:`gnc_jax.sweep`), so the mesh is local."""
+    return Mesh(np.array(jax.local_devices()), ("restarts",))
 
 
 def restart_constraint(n_dev: int):
@@ -312,7 +313,7 @@ def solve_pairs(
     settings = settings or SolverSettings()
     if overrides:
         settings = settings.replace(**overrides)
-    n_dev = jax.device_count()
+    n_dev = jax.local_device_count()
     if settings.restarts % n_dev:
         settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
     buckets: dict[tuple[int, int], list[int]] = {}

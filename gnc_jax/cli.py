@@ -151,6 +151,41 @@ def build_parser() -> argparse.ArgumentParser:
     gsl.add_argument("--k", type=_int_at_least("k", 1), default=2)
     gsl.add_argument("--epsilon", default="1e-3", help="distance from independence, in (0, 1]")
     gsl.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
+    sw = sub.add_parser("sweep", help="solve a grid into a resumable results store (CSV)")
+    sw.add_argument("problem", choices=["tammes", "softmax-code", "hardmax", "ufm"])
+    sw.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
+    sw.add_argument("--K", required=True, help="number(s) of points, same syntax")
+    sw.add_argument("--n", help="features per class (hardmax, ufm), same syntax")
+    sw.add_argument("--tau", help="ufm temperature(s) > 0: 0.1 or 1,0.5")
+    sw.add_argument("--weight-decay", default=None, help="ufm: lambda >= 0 of eq. (B.1)")
+    sw.add_argument("--out", required=True, help="the store (CSV); configurations go to <stem>_configs/")
+    sw.add_argument("--restarts", type=_int_at_least("restarts", 1), default=None)
+    sw.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
+    sw.add_argument("--steps", type=_int_at_least("steps", 1), default=None)
+    sw.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
+    sw.add_argument("--dtype", choices=["float64", "float32"], default=None)
+    sw.add_argument("--batch", type=_int_at_least("batch", 1), default=32, help="instances per solver call")
+    sw.add_argument(
+        "--distributed", action="store_true", help="jax.distributed.initialize(); one store shard per process"
+    )
+    sw.add_argument("--coordinator", default=None, help="--distributed: host:port of process 0")
+    sw.add_argument("--process-index", type=_int_at_least("process-index", 0), default=None)
+    sw.add_argument("--process-count", type=_int_at_least("process-count", 1), default=None)
+    sw.add_argument("--quiet", action="store_true", help="no progress lines")
+    tb = sub.add_parser("table", help="query results stores: filter, sort, best per (d, K), compare runs")
+    tb.add_argument("files", nargs="+", help="store(s); shards and runs are read together")
+    tb.add_argument("--problem", choices=["tammes", "softmax-code", "hardmax", "ufm"])
+    tb.add_argument("--d", help="keep these d (same syntax as sweep)")
+    tb.add_argument("--K", help="keep these K")
+    tb.add_argument("--best", action="store_true", help="the best row per instance (problem, d, K, n, tau)")
+    tb.add_argument("--sort", default=None, help="column to sort by (default: problem, d, K, n, tau)")
+    tb.add_argument("--descending", action="store_true")
+    tb.add_argument("--compare", nargs="+", metavar="FILE", help="another run: best rows side by side")
+    tb.add_argument("--columns", default=None, help="comma-separated columns to show")
+    tb.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    pl = sub.add_parser("plot", help="pictures of results stores (margins, bounds, configurations)")
+    pl.add_argument("files", nargs="+")
+    pl.add_argument("--out", default="plots", help="folder for the PNG files")
     demo = sub.add_parser("demo", help="solve a small grid, compare with closed forms and bounds, plot")
     demo.add_argument("--out", default="demo_out", help="folder for results.csv and codes.png")
     demo.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
@@ -357,21 +392,18 @@ def print_imbalanced(row: dict, file=None) -> None:
         )
 
 
+def _solver_overrides(args) -> dict:
+    """The solver settings given on the command line (--restarts, --steps, --hop-rounds, --dtype)."""
+    names = ("restarts", "steps", "hop_rounds", "dtype")
+    return {k: getattr(args, k) for k in names if getattr(args, k) is not None}
+
+
 def cmd_solve(args) -> int:
     import numpy as np
 
     import gnc_jax
 
-    overrides = {
-        k: v
-        for k, v in (
-            ("restarts", args.restarts),
-            ("steps", args.steps),
-            ("hop_rounds", args.hop_rounds),
-            ("dtype", args.dtype),
-        )
-        if v is not None
-    }
+    overrides = _solver_overrides(args)
     if args.problem == "ufm-imbalanced":
         return cmd_solve_imbalanced(args, overrides)
     if args.counts is not None or args.lambda_w is not None or args.lambda_h is not None:
@@ -573,6 +605,167 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from gnc_jax.sweep import sweep
+
+    overrides = _solver_overrides(args)
+    ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
+    ns = parse_int_spec(args.n, "n", minimum=1) if args.n is not None else None
+    taus = parse_float_list(args.tau, "tau") if args.tau is not None else None
+    lam = (
+        0.0
+        if args.weight_decay is None
+        else _single_float(args.weight_decay, "weight-decay", allow_zero=True)
+    )
+    if args.problem in ("tammes", "softmax-code") and (ns or taus):
+        raise UsageError(f"--n and --tau do not apply to {args.problem}")
+    if args.problem != "ufm" and (taus or args.weight_decay is not None):
+        raise UsageError("--tau and --weight-decay apply to the ufm problem only")
+    if args.problem == "ufm" and not taus:
+        raise UsageError("the ufm problem needs --tau")
+    if args.problem == "ufm" and "hop_rounds" in overrides:
+        raise UsageError("--hop-rounds does not apply to ufm")
+    if (args.process_index is None) != (args.process_count is None):
+        raise UsageError("give both --process-index and --process-count")
+    if args.coordinator is not None and not args.distributed:
+        raise UsageError("--coordinator needs --distributed")
+    if args.distributed:  # index and count from the cluster's environment unless given
+        import jax
+
+        jax.distributed.initialize(
+            coordinator_address=args.coordinator,
+            num_processes=args.process_count,
+            process_id=args.process_index,
+        )
+        index, count = jax.process_index(), jax.process_count()
+    else:
+        index, count = args.process_index or 0, args.process_count or 1
+    if index >= count:
+        raise UsageError(f"--process-index must be < --process-count, got {index} of {count}")
+    rep = sweep(
+        args.problem,
+        ds,
+        Ks,
+        out=args.out,
+        ns=ns,
+        taus=taus,
+        weight_decay=lam,
+        seed=args.seed,
+        batch_size=args.batch,
+        process_index=index,
+        process_count=count,
+        progress=None if args.quiet else sys.stderr,
+        **overrides,
+    )
+    print(
+        f"gnc-jax: {rep.path}: {rep.solved} solved, {rep.skipped} already there, {rep.total} in this "
+        f"process's share ({rep.wall_s:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+TABLE_VIEW = ("problem", "d", "K", "n", "tau", "min_angle_deg", "max_cos", "rho_one_vs_rest", "n_rattlers")
+TABLE_VIEW += ("certificate_gap", "loss", "gnc1", "gnc3", "status", "restarts", "wall_s")
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.12g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3e}"
+    return str(v)
+
+
+def _print_rows(rows, columns, fmt) -> None:
+    import csv
+
+    if fmt == "json":
+        for r in rows:
+            print(json.dumps({c: r.get(c) for c in columns}))
+        return
+    if fmt == "csv":
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
+        return
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    print(" ".join(c.rjust(w) for c, w in zip(columns, widths)))
+    for row in cells:
+        print(" ".join(v.rjust(w) for v, w in zip(row, widths)))
+
+
+def cmd_table(args) -> int:
+    from gnc_jax import store
+
+    rows = store.load(args.files)
+
+    def keep(rs):
+        if args.problem:
+            rs = [r for r in rs if r["problem"] == args.problem]
+        if args.d:
+            ds = set(parse_int_spec(args.d, "d"))
+            rs = [r for r in rs if r["d"] in ds]
+        if args.K:
+            Ks = set(parse_int_spec(args.K, "K"))
+            rs = [r for r in rs if r["K"] in Ks]
+        return rs
+
+    rows = keep(rows)
+    if args.compare:
+        other = {store.row_key(r): r for r in store.best(keep(store.load(args.compare)))}
+        mine = {store.row_key(r): r for r in store.best(rows)}
+        out, tally = [], {"this run better": 0, "other better": 0, "equal": 0}
+        for k in sorted(set(mine) & set(other), key=store.sort_key):
+            col, larger = store.SCORE[k[0]]
+            a, b = mine[k][col], other[k][col]
+            diff = b - a
+            verdict = (
+                "equal"
+                if abs(diff) <= 1e-9
+                else ("other better" if (diff > 0) == larger else "this run better")
+            )
+            tally[verdict] += 1
+            out.append(
+                dict(zip(store.KEY, k))
+                | {"score": col, "this": a, "other": b, "other_minus_this": diff, "verdict": verdict}
+            )
+        _print_rows(out, [*store.KEY, "score", "this", "other", "other_minus_this", "verdict"], args.format)
+        only = len(set(mine) - set(other)), len(set(other) - set(mine))
+        print(f"gnc-jax: {tally}; only in this run {only[0]}, only in the other {only[1]}", file=sys.stderr)
+        return 0
+    if args.best:
+        rows = store.best(rows)
+    columns = list(TABLE_VIEW) if args.columns is None else [c.strip() for c in args.columns.split(",")]
+    unknown = [c for c in columns if c not in store.COLUMNS and c != "source"]
+    if unknown:
+        raise UsageError(f"--columns: unknown column {unknown[0]!r}")
+    if args.sort is not None:
+        if args.sort not in store.COLUMNS:
+            raise UsageError(f"--sort: unknown column {args.sort!r}")
+        present = [r for r in rows if r[args.sort] is not None]
+        rows = sorted(present, key=lambda r: r[args.sort], reverse=args.descending) + [
+            r for r in rows if r[args.sort] is None
+        ]
+    else:
+        rows = sorted(rows, key=lambda r: store.sort_key(store.row_key(r)), reverse=args.descending)
+    _print_rows(rows, columns, args.format)
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from gnc_jax import store
+    from gnc_jax.plots import plot_store
+
+    rows = store.load(args.files)
+    _prepare_dir(args.out)
+    for path in plot_store(rows, args.out):
+        print(path)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     try:
@@ -584,6 +777,9 @@ def main(argv=None) -> int:
             "gsl": cmd_gsl,
             "class-means": cmd_class_means,
             "demo": cmd_demo,
+            "sweep": cmd_sweep,
+            "table": cmd_table,
+            "plot": cmd_plot,
         }
         return commands[args.command](args)
     except UsageError as e:
@@ -593,7 +789,9 @@ def main(argv=None) -> int:
         print(f"gnc-jax: error: {e}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
-        print("gnc-jax: interrupted", file=sys.stderr)
+        print(
+            "gnc-jax: interrupted (a sweep keeps its finished rows: run it again to resume)", file=sys.stderr
+        )
         return 130
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         print(f"gnc-jax: internal error: {type(e).__name__}: {e}", file=sys.stderr)

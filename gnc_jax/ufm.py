@@ -224,13 +224,42 @@ def solve_ufm(
     Ks = batch._positive_ints("K", K)
     ns = batch._positive_ints("n", n, minimum=1)
     taus = _positive_floats("tau", tau)
+    grid = [(dd, kk, nn, tt) for dd in ds for kk in Ks for nn in ns for tt in taus]
+    out = solve_ufm_instances(
+        grid, weight_decay=weight_decay, key=key, seed=seed, settings=settings, **overrides
+    )
+    scalar = all(np.ndim(v) == 0 for v in (d, K, n, tau))
+    return out[0] if scalar else out
+
+
+def solve_ufm_instances(
+    instances: Sequence[tuple[int, int, int, float]],
+    *,
+    weight_decay: float = 0.0,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    settings: UFMSettings | None = None,
+    **overrides,
+) -> list[UFMSolution]:
+    """Solve the UFM for a list of (d, K, n, tau) instances (one compiled call per bucket); see
+    :func:`solve_ufm`. An instance's result depends on the key, the instance and the settings only."""
+    instances = list(instances)
+    if not instances:
+        raise ValueError("instances is empty")
+    grid = []
+    for inst in instances:
+        if not (isinstance(inst, (tuple, list)) and len(inst) == 4):
+            raise ValueError(f"instances must hold (d, K, n, tau) tuples, got {inst!r}")
+        dd, kk, nn, tt = inst
+        (dd,), (kk,) = batch._positive_ints("d", dd), batch._positive_ints("K", kk)
+        (nn,), (tt,) = batch._positive_ints("n", nn, minimum=1), _positive_floats("tau", tt)
+        grid.append((dd, kk, nn, tt))
     (lam,) = _positive_floats("weight_decay", weight_decay, allow_zero=True)
     key = batch.resolve_key(key, seed)
     settings = (settings or UFMSettings()).replace(**overrides)
-    n_dev = jax.device_count()
+    n_dev = jax.local_device_count()
     if settings.restarts % n_dev:
         settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
-    grid = [(dd, kk, nn, tt) for dd in ds for kk in Ks for nn in ns for tt in taus]
     buckets: dict[tuple[int, int, int], list[int]] = {}
     for i, (dd, kk, nn, _) in enumerate(grid):
         buckets.setdefault((batch.bucket_size(dd), batch.bucket_size(kk, minimum=8), nn), []).append(i)
@@ -256,8 +285,7 @@ def solve_ufm(
         for slot, i in enumerate(members):
             dd, kk, _, tt = grid[i]
             out[i] = _solution(settings, dd, kk, nn, tt, lam, params, slot, grad_norm, status, wall)
-    scalar = all(np.ndim(v) == 0 for v in (d, K, n, tau))
-    return out[0] if scalar else out
+    return out
 
 
 def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall) -> UFMSolution:

@@ -1,0 +1,239 @@
+"""Resumable sweeps: every (d, K) (and n, tau) of a grid, solved in batches, appended to a store.
+
+The grid is sorted by size bucket and cut into batches of ``batch`` instances; each batch is one
+batched solver call (:func:`gnc_jax.solve_pairs` or :func:`gnc_jax.ufm.solve_ufm_instances`, sharded
+over this process's devices), and its rows are appended to the :mod:`gnc_jax.store` as soon as it
+returns. An instance's answer depends only on the seed, the instance and the settings, so re-running
+the same command skips the finished rows and solves the rest: an interruption (Ctrl-C, SIGKILL)
+loses at most the batch in flight.
+
+Several hosts: with ``distributed=True`` (``gnc-jax sweep --distributed``) every process calls
+``jax.distributed.initialize()`` (its arguments come from the environment on TPU pods, SLURM and
+Open MPI, or give ``coordinator``, ``process_count`` and ``process_index``), takes every
+``process_count``-th instance of the sorted grid, solves it on its local devices and writes its own
+shard ``<stem>.part<i>of<n><suffix>``; ``gnc-jax table`` reads the shards together. The same split
+without ``jax.distributed`` (``process_index`` / ``process_count`` given by hand, e.g. a job array)
+works as well: hosts never communicate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from gnc_jax import batch, store
+from gnc_jax.solve import SolverSettings
+from gnc_jax.ufm import UFMSettings, solve_ufm_instances
+
+PROBLEMS = ("tammes", "softmax-code", "hardmax", "ufm")
+
+
+class Instance(NamedTuple):
+    problem: str
+    d: int
+    K: int
+    n: int | None = None
+    tau: float | None = None
+
+    def stem(self) -> str:
+        s = f"{self.problem}_d{self.d}_K{self.K}"
+        if self.n is not None:
+            s += f"_n{self.n}"
+        if self.tau is not None:
+            s += f"_tau{self.tau:g}"
+        return s
+
+
+def grid(problem: str, ds, Ks, ns=None, taus=None) -> list[Instance]:
+    """The instances of a sweep, validated (errors name the argument)."""
+    if problem not in PROBLEMS:
+        raise ValueError(f"problem must be one of {PROBLEMS}, got {problem!r}")
+    ds, Ks = batch._positive_ints("d", list(ds)), batch._positive_ints("K", list(Ks))
+    if problem in ("tammes", "softmax-code"):
+        if ns or taus:
+            raise ValueError(f"n and tau do not apply to {problem}")
+        return [Instance(problem, d, K) for d in ds for K in Ks]
+    ns = batch._positive_ints("n", list(ns or [1]), minimum=1)
+    if problem == "hardmax":
+        if taus:
+            raise ValueError("tau applies to the ufm problem only")
+        return [Instance(problem, d, K, n) for d in ds for K in Ks for n in ns]
+    if not taus:
+        raise ValueError("the ufm problem needs tau")
+    taus = [float(t) for t in taus]
+    if any(not np.isfinite(t) or t <= 0 for t in taus):
+        raise ValueError(f"tau values must be finite and > 0, got {taus}")
+    return [Instance(problem, d, K, n, t) for d in ds for K in Ks for n in ns for t in taus]
+
+
+def shard_path(out, index: int, count: int) -> Path:
+    out = Path(out)
+    return out if count == 1 else out.with_name(f"{out.stem}.part{index}of{count}{out.suffix}")
+
+
+def device_description() -> str:
+    devs = jax.local_devices()
+    return f"{jax.default_backend()}:{len(devs)}x{devs[0].device_kind}"
+
+
+def _settings(problem: str, overrides: dict):
+    cls = UFMSettings if problem == "ufm" else SolverSettings
+    return cls().replace(**overrides)
+
+
+def _solve(instances: list[Instance], seed: int, settings, weight_decay: float) -> list:
+    problem = instances[0].problem
+    if problem == "ufm":
+        return solve_ufm_instances(
+            [(i.d, i.K, i.n, i.tau) for i in instances],
+            weight_decay=weight_decay,
+            seed=seed,
+            settings=settings,
+        )
+    return batch.solve_pairs(
+        problem, [(i.d, i.K) for i in instances], seed=seed, settings=settings, n=instances[0].n or 1
+    )
+
+
+def _row(inst: Instance, sol, config: str, provenance: dict) -> dict:
+    s = sol.summary()
+    row = {k: s.get(k) for k in store.COLUMNS if k in s} | inst._asdict()
+    rattlers = getattr(sol, "rattlers", None)
+    if rattlers is not None:
+        row["rattlers"] = " ".join(map(str, np.asarray(rattlers).tolist()))
+    if inst.problem == "hardmax":
+        row["gnc2"] = sol.rho_one_vs_rest
+    return row | {"config": config, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")} | provenance
+
+
+class Progress:
+    """One line on stderr per finished batch: a bar, counts, elapsed time and ETA."""
+
+    def __init__(self, total: int, done: int, file=None, width: int = 30):
+        self.total, self.start_done, self.file, self.width = total, done, file, width
+        self.t0 = time.perf_counter()
+
+    def update(self, done: int) -> None:
+        if self.file is None:
+            return
+        elapsed = time.perf_counter() - self.t0
+        new = done - self.start_done
+        rate = new / elapsed if elapsed > 0 and new else None
+        eta = _fmt((self.total - done) / rate) if rate else "?"
+        filled = int(self.width * done / max(self.total, 1))
+        bar = "#" * filled + "-" * (self.width - filled)
+        print(
+            f"sweep [{bar}] {done}/{self.total}  {_fmt(elapsed)} elapsed  ETA {eta}",
+            file=self.file,
+            flush=True,
+        )
+
+
+def _fmt(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
+@dataclasses.dataclass
+class SweepReport:
+    path: Path
+    total: int  # instances of this process's share of the grid
+    skipped: int  # already in the store
+    solved: int  # solved by this call
+    wall_s: float
+
+
+def sweep(
+    problem: str,
+    ds,
+    Ks,
+    *,
+    out,
+    ns=None,
+    taus=None,
+    weight_decay: float = 0.0,
+    seed: int = 0,
+    batch_size: int = 32,
+    process_index: int = 0,
+    process_count: int = 1,
+    progress=sys.stderr,
+    **overrides,
+) -> SweepReport:
+    """Solve every instance of the grid not yet in the store ``out`` and append its row.
+
+    Args:
+      problem: 'tammes', 'softmax-code', 'hardmax' (``ns``) or 'ufm' (``ns``, ``taus``,
+        ``weight_decay``).
+      ds, Ks: sequences of integers >= 2.
+      out: the store's path (CSV); configurations go to ``<stem>_configs/`` beside it.
+      seed: an int; with the settings it fixes every answer. Resuming with other settings (seed,
+        weight decay or solver settings) than the rows of this problem already in the store is
+        refused (:class:`gnc_jax.store.StoreError`).
+      batch_size: instances per solver call (and per append).
+      process_index, process_count: this process's share of the grid (every process_count-th
+        instance) and its shard of the store (see the module docstring).
+      progress: a file for the progress lines (None: silent).
+      **overrides: solver settings (:class:`SolverSettings`, or :class:`UFMSettings` for ufm).
+    """
+    instances = grid(problem, ds, Ks, ns, taus)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    if not (isinstance(process_count, int) and process_count >= 1 and 0 <= process_index < process_count):
+        raise ValueError(
+            f"process_index must be in [0, process_count), got {process_index} of {process_count}"
+        )
+    if problem != "ufm" and weight_decay:
+        raise ValueError("weight_decay applies to the ufm problem only")
+    settings = _settings(problem, overrides)
+    settings_json = json.dumps(
+        {"seed": int(seed), "weight_decay": float(weight_decay)} | dataclasses.asdict(settings),
+        sort_keys=True,
+    )
+    import gnc_jax
+
+    provenance = {
+        "seed": int(seed),
+        "settings": settings_json,
+        "version": gnc_jax.__version__,
+        "device": device_description(),
+        "store_format": store.STORE_FORMAT,
+    }
+    # Sorted by bucket so that a batch is one or two compiled calls; every host takes a stride.
+    instances.sort(key=lambda i: (batch.bucket_size(i.d), batch.bucket_size(i.K, minimum=8), i))
+    mine = instances[process_index::process_count]
+    path = shard_path(out, process_index, process_count)
+    t0 = time.perf_counter()
+    with store.ResultsStore(path) as st:
+        conflict = store.settings_conflict(st.rows, problem, settings_json)
+        if conflict:
+            raise store.StoreError(
+                f"conflicting settings on resume of {problem} in {str(path)!r}: {conflict} "
+                "(give the store's settings, or another --out)"
+            )
+        done = st.finished()
+        todo = [i for i in mine if store.row_key(i._asdict()) not in done]
+        bar = Progress(len(mine), len(mine) - len(todo), progress)
+        bar.update(len(mine) - len(todo))
+        finished = len(mine) - len(todo)
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start : start + batch_size]
+            rows = []
+            for n in sorted({i.n or 0 for i in chunk}):  # hardmax: one call per n
+                part = [i for i in chunk if (i.n or 0) == n]
+                for inst, sol in zip(part, _solve(part, seed, settings, weight_decay)):
+                    arrays = {"W": sol.W} | ({"H": sol.H} if getattr(sol, "H", None) is not None else {})
+                    rows.append(_row(inst, sol, st.save_config(inst.stem(), arrays), provenance))
+            st.append(rows)
+            finished += len(chunk)
+            bar.update(finished)
+    return SweepReport(path, len(mine), len(mine) - len(todo), len(todo), time.perf_counter() - t0)

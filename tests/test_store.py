@@ -1,0 +1,98 @@
+"""The results store: exact round trips, torn lines, format and lock checks, best rows."""
+
+import json
+import math
+
+import pytest
+
+from gnc_jax import store
+from gnc_jax.store import ResultsStore, StoreError
+
+
+def row(problem="tammes", d=3, K=5, n=None, tau=None, **values):
+    """A store row with the given key and values (the rest empty)."""
+    base = {k: None for k in store.COLUMNS} | dict(problem=problem, d=d, K=K, n=n, tau=tau)
+    base |= {"status": "converged", "settings": json.dumps({"seed": 0}), "store_format": store.STORE_FORMAT}
+    return base | values
+
+
+def test_rows_round_trip_exactly(tmp_path):
+    path = tmp_path / "s.csv"
+    rows = [
+        row(K=5, min_angle_deg=90.00000000000001, max_cos=1 / 3, rattlers="0 4", certificate_gap=2.2e-16),
+        row(problem="ufm", K=4, n=2, tau=0.05, loss=float("nan"), gnc1=1e-300),
+    ]
+    with ResultsStore(path) as st:
+        st.append(rows)
+    back = store.read_rows(path)
+    assert back[0]["min_angle_deg"] == 90.00000000000001 and back[0]["max_cos"] == 1 / 3
+    assert back[0]["rattlers"] == "0 4" and back[0]["n"] is None and back[0]["loss"] is None
+    assert back[1]["tau"] == 0.05 and back[1]["n"] == 2 and math.isnan(back[1]["loss"])
+    assert back[1]["gnc1"] == 1e-300
+    assert store.row_key(back[1]) == ("ufm", 3, 4, 2, 0.05)
+
+
+def test_a_torn_last_line_is_ignored_and_dropped_before_appending(tmp_path):
+    path = tmp_path / "s.csv"
+    with ResultsStore(path) as st:
+        st.append([row(K=5, min_angle_deg=90.0)])
+    with open(path, "a") as f:
+        f.write("tammes,3,6,,,90.0")  # a row cut short by SIGKILL
+    assert [r["K"] for r in store.read_rows(path)] == [5]
+    with ResultsStore(path) as st:
+        assert set(st.finished()) == {("tammes", 3, 5, None, None)}
+        st.append([row(K=6, min_angle_deg=90.0)])
+    assert [r["K"] for r in store.read_rows(path)] == [5, 6]
+
+
+def test_other_formats_are_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("d,K,min_angle_deg\n3,5,90\n")
+    with pytest.raises(StoreError, match="incompatible version"):
+        ResultsStore(path)
+    assert path.read_text() == "d,K,min_angle_deg\n3,5,90\n"
+    newer = tmp_path / "newer.csv"
+    with ResultsStore(newer) as st:
+        st.append([row(store_format=store.STORE_FORMAT + 1)])
+    before = newer.read_bytes()
+    with pytest.raises(StoreError, match="store format 2"):
+        ResultsStore(newer)
+    assert newer.read_bytes() == before
+
+
+def test_one_writer_at_a_time(tmp_path):
+    path = tmp_path / "s.csv"
+    with ResultsStore(path), pytest.raises(StoreError, match="another sweep"):
+        ResultsStore(path)
+    with ResultsStore(path):  # released
+        pass
+
+
+@pytest.mark.parametrize("where,match", [("missing/s.csv", "does not exist"), ("", "is a directory")])
+def test_unusable_paths(tmp_path, where, match):
+    with pytest.raises(StoreError, match=match):
+        ResultsStore(tmp_path / where if where else tmp_path)
+
+
+def test_best_per_instance():
+    rows = [
+        row(K=5, min_angle_deg=89.0),
+        row(K=5, min_angle_deg=90.0),
+        row(problem="softmax-code", K=5, rho_one_vs_rest=0.9),
+        row(problem="softmax-code", K=5, rho_one_vs_rest=1.0),
+        row(problem="ufm", K=5, n=1, tau=0.1, loss=0.3),
+        row(problem="ufm", K=5, n=1, tau=0.1, loss=0.2),
+        row(problem="ufm", K=5, n=1, tau=0.1, loss=float("nan")),
+    ]
+    got = {r["problem"]: r for r in store.best(rows)}
+    assert got["tammes"]["min_angle_deg"] == 90.0
+    assert got["softmax-code"]["rho_one_vs_rest"] == 1.0
+    assert got["ufm"]["loss"] == 0.2
+
+
+def test_settings_conflict_names_the_difference():
+    rows = [row(settings=json.dumps({"seed": 0, "restarts": 16}))]
+    assert store.settings_conflict(rows, "tammes", json.dumps({"seed": 0, "restarts": 16})) is None
+    assert store.settings_conflict(rows, "softmax-code", json.dumps({"seed": 1})) is None  # other problem
+    msg = store.settings_conflict(rows, "tammes", json.dumps({"seed": 0, "restarts": 64}))
+    assert "restarts 16 in the store, 64 now" in msg

@@ -1,0 +1,248 @@
+"""Sweeps: correct rows, resuming after SIGKILL, refusing conflicting settings, host shards, and the
+`sweep`, `table` and `plot` commands."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import known_tammes
+from test_cli import run_cli
+
+import gnc_jax
+from gnc_jax import store
+from gnc_jax.store import StoreError
+from gnc_jax.sweep import grid, sweep
+
+BUDGET = dict(restarts=8, steps=600, hop_rounds=1)
+CLI_BUDGET = ["--restarts", "8", "--steps", "600", "--hop-rounds", "1"]
+
+
+def expected_angle(d, K):
+    if d == 2:
+        return 360.0 / K
+    (r,) = [r for r in known_tammes() if (r["d"], r["K"]) == (d, K)]
+    return r["angle"]
+
+
+def check_rows(rows, pairs, store_path):
+    """Every pair exactly once, at its known optimum, and its saved configuration gives the same
+    certified numbers when recomputed from scratch."""
+    keys = [store.row_key(r) for r in rows]
+    assert sorted(keys) == sorted(("tammes", d, K, None, None) for d, K in pairs)
+    for r in rows:
+        assert abs(r["min_angle_deg"] - expected_angle(r["d"], r["K"])) < 1e-6, r
+        W = store.load_config(store_path, r)["W"]
+        assert W.shape == (r["d"], r["K"])
+        sep = gnc_jax.separation(W)
+        assert float(sep.min_angle_deg) == pytest.approx(r["min_angle_deg"], abs=1e-12)
+        assert float(sep.rho_one_vs_rest) == pytest.approx(r["rho_one_vs_rest"], abs=1e-12)
+        assert r["seed"] == 0 and r["version"] == gnc_jax.__version__ and r["device"].startswith("cpu")
+        assert json.loads(r["settings"])["restarts"] == 8
+
+
+def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
+    out = tmp_path / "codes.csv"
+    pairs = [(2, K) for K in (3, 5, 6)] + [(3, 4), (3, 6)]
+    rep = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, batch_size=3, progress=None, **BUDGET)
+    assert (rep.total, rep.solved, rep.skipped) == (8, 8, 0)
+    rows = [r for r in store.read_rows(out) if (r["d"], r["K"]) in pairs]
+    check_rows(rows, pairs, out)
+    before = out.read_bytes()
+    again = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, progress=None, **BUDGET)
+    assert (again.solved, again.skipped) == (0, 8) and out.read_bytes() == before
+    # More pairs: only the new ones are solved.
+    more = sweep("tammes", [2], [3, 4, 8], out=out, seed=0, progress=None, **BUDGET)
+    assert (more.solved, more.skipped) == (1, 2)
+    for bad in (dict(seed=1), BUDGET | dict(restarts=16)):
+        with pytest.raises(StoreError, match="conflicting settings"):
+            sweep("tammes", [2], [9], out=out, progress=None, **({"seed": 0} | BUDGET | bad))
+    assert len(store.read_rows(out)) == 9
+    # Another problem may share the store, with its own settings.
+    sweep("softmax-code", [2], [5], out=out, seed=0, progress=None, restarts=4, steps=600, hop_rounds=1)
+    (sc,) = [r for r in store.read_rows(out) if r["problem"] == "softmax-code"]
+    assert sc["rho_one_vs_rest"] == pytest.approx(1 - np.cos(2 * np.pi / 5), abs=1e-9)
+
+
+def test_sigkill_mid_sweep_then_resume(tmp_path):
+    out = tmp_path / "codes.csv"
+    args = ["sweep", "tammes", "--d", "2:4", "--K", "3:9", "--out", str(out), "--batch", "1", *CLI_BUDGET]
+    cmd = [sys.executable, "-m", "gnc_jax.cli", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if out.exists() and out.read_text().count("\n") >= 3:  # header + 2 rows
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the sweep finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed = len(store.read_rows(out))
+    assert 2 <= killed < 12
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert f"{12 - killed} solved, {killed} already there" in res.stderr
+    assert "ETA" in res.stderr
+    pairs = [(d, K) for d in (2, 3) for K in range(3, 9)]
+    check_rows(store.read_rows(out), pairs, out)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_hosts_write_shards_that_table_merges(tmp_path):
+    """Two processes joined by jax.distributed (two simulated CPU devices each): each solves every
+    second instance on its own devices and writes its shard; `table` reads them as one."""
+    out = tmp_path / "codes.csv"
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    port = free_port()
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gnc_jax.cli",
+                "sweep",
+                "tammes",
+                "--d",
+                "2",
+                "--K",
+                "3:7",
+                "--out",
+                str(out),
+            ]
+            + ["--distributed", "--coordinator", f"127.0.0.1:{port}", "--process-count", "2"]
+            + ["--process-index", str(i), "--quiet", *CLI_BUDGET],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-2000:]
+    shards = sorted(tmp_path.glob("codes.part*of2.csv"))
+    assert [s.name for s in shards] == ["codes.part0of2.csv", "codes.part1of2.csv"]
+    parts = [store.read_rows(s) for s in shards]
+    assert all(len(p) == 2 for p in parts)
+    assert all(r["device"] == "cpu:2xcpu" and r["restarts"] == 8 for p in parts for r in p)
+    merged = run_cli("table", *map(str, shards), "--format", "json")
+    assert merged.returncode == 0, merged.stderr
+    rows = [json.loads(line) for line in merged.stdout.splitlines()]
+    assert [(r["d"], r["K"]) for r in rows] == [(2, K) for K in range(3, 7)]
+    for r in rows:
+        assert abs(r["min_angle_deg"] - 360 / r["K"]) < 1e-6
+
+
+def test_hardmax_and_ufm_rows_carry_features(tmp_path):
+    out = tmp_path / "f.csv"
+    sweep("hardmax", [2], [5], ns=[2], out=out, seed=0, progress=None, **BUDGET)
+    sweep("ufm", [3], [4], ns=[1], taus=[0.5, 0.1], out=out, seed=0, progress=None, restarts=2, steps=400)
+    rows = {store.row_key(r): r for r in store.read_rows(out)}
+    hm = rows[("hardmax", 2, 5, 2, None)]
+    assert hm["gnc2"] == pytest.approx(1 - np.cos(2 * np.pi / 5), abs=1e-9) and hm["gnc1"] < 1e-6
+    assert store.load_config(out, hm)["H"].shape == (2, 10)
+    for tau in (0.5, 0.1):
+        r = rows[("ufm", 3, 4, 1, tau)]
+        cfg = store.load_config(out, r)
+        assert cfg["W"].shape == (3, 4) and cfg["H"].shape == (3, 4)
+        assert r["loss"] > 0 and r["gnc3"] is not None and r["max_cos"] == pytest.approx(-1 / 3, abs=1e-4)
+
+
+def test_grid_validation():
+    assert len(grid("ufm", [2, 3], [4], [1, 2], [0.1])) == 4
+    for args, match in [
+        (("packing", [2], [3]), "problem"),
+        (("tammes", [1], [3]), "d"),
+        (("tammes", [2], []), "K"),
+        (("tammes", [2], [3], [1]), "do not apply"),
+        (("ufm", [2], [3], [1]), "needs tau"),
+        (("ufm", [2], [3], [1], [0.0]), "tau"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            grid(*args)
+
+
+def test_table_filters_sorts_best_and_compares(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    sweep("tammes", [2, 3], [4, 5], out=a, seed=0, progress=None, restarts=2, steps=100, hop_rounds=0)
+    sweep("tammes", [2, 3], [4, 5], out=b, seed=0, progress=None, **BUDGET)
+    out = run_cli("table", str(a), "--d", "3", "--columns", "d,K,min_angle_deg", "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "d,K,min_angle_deg" and len(out.stdout.splitlines()) == 3
+    out = run_cli("table", str(a), str(b), "--best", "--format", "json")
+    best = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(best) == 4
+    for r in best:
+        rows = [x for x in store.load([a, b]) if (x["d"], x["K"]) == (r["d"], r["K"])]
+        assert r["min_angle_deg"] == max(x["min_angle_deg"] for x in rows)
+    out = run_cli("table", str(a), str(b), "--sort", "min_angle_deg", "--descending", "--format", "json")
+    angles = [json.loads(line)["min_angle_deg"] for line in out.stdout.splitlines()]
+    assert angles == sorted(angles, reverse=True) and len(angles) == 8
+    out = run_cli("table", str(a), "--compare", str(b), "--format", "json")
+    cmp = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(cmp) == 4
+    for c in cmp:
+        assert c["other_minus_this"] == pytest.approx(c["other"] - c["this"])
+        assert c["verdict"] in ("equal", "other better", "this run better")
+    assert "only in this run 0" in out.stderr
+    table = run_cli("table", str(a))
+    assert table.returncode == 0 and table.stdout.split()[:3] == ["problem", "d", "K"]
+
+
+def test_plot_writes_pictures(tmp_path):
+    out = tmp_path / "s.csv"
+    for problem in ("tammes", "softmax-code"):
+        sweep(problem, [2, 3], [4, 5, 6], out=out, seed=0, progress=None, restarts=4, steps=600, hop_rounds=1)
+    res = run_cli("plot", str(out), "--out", str(tmp_path / "pics"))
+    assert res.returncode == 0, res.stderr
+    names = sorted(os.path.basename(p) for p in res.stdout.split())
+    assert names == sorted(
+        ["rho_vs_K.png", "angle_vs_K.png", "softmax_vs_tammes.png"]
+        + [f"{p}_d{d}.png" for p in ("softmax-code", "tammes") for d in (2, 3)]
+    )
+    assert all((tmp_path / "pics" / n).stat().st_size > 5000 for n in names)
+
+
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "/proc/nope/s.csv"], "does not exist"),
+        (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "STORE", "--tau", "0.1"], "do not apply"),
+        (["sweep", "ufm", "--d", "3", "--K", "5", "--out", "STORE"], "needs --tau"),
+        (["sweep", "tammes", "--d", "3", "--K", "9:4", "--out", "STORE"], "empty range"),
+        (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "STORE", "--process-index", "1"], "both"),
+        (
+            ["sweep", "tammes", "--d", "3", "--K", "5", "--out", "STORE"]
+            + ["--process-index", "2", "--process-count", "2"],
+            "must be <",
+        ),
+        (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "OLD"], "incompatible version"),
+        (["table", "STORE"], "no results store"),
+        (["table", "OLD"], "incompatible version"),
+        (["table", "GOOD", "--sort", "colour"], "unknown column"),
+        (["table", "GOOD", "--columns", "d,colour"], "unknown column"),
+        (["plot", "OLD"], "incompatible version"),
+    ],
+)
+def test_bad_input_one_line_exit_2(tmp_path, args, match):
+    old = tmp_path / "old.csv"
+    old.write_text("d,K,angle\n3,5,90\n")
+    good = tmp_path / "good.csv"
+    with store.ResultsStore(good):
+        pass
+    subst = {"STORE": str(tmp_path / "s.csv"), "OLD": str(old), "GOOD": str(good)}
+    out = run_cli(*[subst.get(a, a) for a in args])
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert match in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert old.read_text() == "d,K,angle\n3,5,90\n"
