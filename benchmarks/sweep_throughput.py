@@ -1,79 +1,128 @@
 """Throughput of `gnc_jax.sweep` against solving the same (d, K) pairs one by one.
 
-Both sides run in this process with the same settings and seed, compile time included (what a user
-waits for); the one-by-one loop is timed again warm (every shape compiled) to separate the two
-effects. Writes benchmarks/results/sweep_throughput.json.
+Every side runs cold in a fresh process (compilation included: what a user waits for) with the same
+settings and seed: the sweep with its pipelined workers, the sweep with one worker, and a loop calling
+``solve_pairs`` once per pair, which is then timed again warm (every shape compiled) to separate
+compilation from solving. The answers of all sides are compared. Writes
+benchmarks/results/sweep_throughput.json.
 
-    python benchmarks/sweep_throughput.py [--problem tammes] [--d 2,3,4] [--K 3:19]
+    python benchmarks/sweep_throughput.py [--problem tammes] [--d 3,4] [--K 20:28] [--restarts 16]
 """
 
 import argparse
 import json
 import platform
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import jax
-
-import gnc_jax
-from gnc_jax import store
-from gnc_jax.cli import parse_int_spec
-from gnc_jax.sweep import device_description, sweep
-
 RESULTS = Path(__file__).parent / "results" / "sweep_throughput.json"
+
+
+def run_side(args):
+    """One side, in this (fresh) process: prints {"seconds": ..., "scores": {...}} as JSON."""
+    import gnc_jax
+    from gnc_jax import store
+    from gnc_jax.cli import parse_int_spec
+    from gnc_jax.sweep import sweep
+
+    ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
+    budget = dict(restarts=args.restarts, hop_rounds=args.hop_rounds)
+    score = "min_angle_deg" if args.problem == "tammes" else "rho_one_vs_rest"
+    out = {}
+    if args.side == "loop":
+        for label in ("seconds", "warm_seconds"):
+            t0 = time.perf_counter()
+            sols = [gnc_jax.solve_pairs(args.problem, [(d, K)], seed=0, **budget)[0] for d in ds for K in Ks]
+            out[label] = time.perf_counter() - t0
+        out["scores"] = {f"{s.d},{s.K}": getattr(s, score) for s in sols}
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            sweep(
+                args.problem,
+                ds,
+                Ks,
+                out=Path(tmp) / "s.csv",
+                seed=0,
+                batch_size=args.batch,
+                workers=args.workers,
+                progress=None,
+                **budget,
+            )
+            out["seconds"] = time.perf_counter() - t0
+            out["scores"] = {f"{r['d']},{r['K']}": r[score] for r in store.read_rows(Path(tmp) / "s.csv")}
+    print(json.dumps(out))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--problem", default="tammes", choices=["tammes", "softmax-code"])
-    ap.add_argument("--d", default="2,3,4")
-    ap.add_argument("--K", default="3:19")
-    ap.add_argument("--restarts", type=int, default=8)
-    ap.add_argument("--hop-rounds", type=int, default=1)
-    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--d", default="3,4")
+    ap.add_argument("--K", default="20:28")
+    ap.add_argument("--restarts", type=int, default=16)
+    ap.add_argument("--hop-rounds", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=None, help="default: the sweep's (1 on CPU)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--side", choices=["sweep", "loop"], help=argparse.SUPPRESS)
     args = ap.parse_args()
-    ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
-    pairs = [(d, K) for d in ds for K in Ks]
-    budget = dict(restarts=args.restarts, hop_rounds=args.hop_rounds)
+    if args.side:
+        return run_side(args)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        sweep(
-            args.problem,
-            ds,
-            Ks,
-            out=Path(tmp) / "s.csv",
-            seed=0,
-            batch_size=args.batch,
-            progress=None,
-            **budget,
+    common = [
+        sys.executable,
+        __file__,
+        "--problem",
+        args.problem,
+        "--d",
+        args.d,
+        "--K",
+        args.K,
+        "--restarts",
+        str(args.restarts),
+        "--hop-rounds",
+        str(args.hop_rounds),
+    ] + ([] if args.batch is None else ["--batch", str(args.batch)])
+    sides = {
+        "sweep": common + ["--side", "sweep", "--workers", str(args.workers)],
+        "sweep_1_worker": common + ["--side", "sweep", "--workers", "1"],
+        "one_by_one": common + ["--side", "loop"],
+    }
+    res = {}
+    for name, cmd in sides.items():
+        res[name] = json.loads(
+            subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1]
         )
-        t_sweep = time.perf_counter() - t0
-        rows = {(r["d"], r["K"]): r for r in store.read_rows(Path(tmp) / "s.csv")}
+        print(name, f"{res[name]['seconds']:.1f} s", flush=True)
+    ref = res["one_by_one"]["scores"]
+    import jax
 
-    def one_by_one():
-        t0 = time.perf_counter()
-        sols = [gnc_jax.solve_pairs(args.problem, [p], seed=0, **budget)[0] for p in pairs]
-        return time.perf_counter() - t0, sols
+    from gnc_jax.sweep import default_batch_size, device_description
 
-    t_cold, sols = one_by_one()
-    t_warm, _ = one_by_one()
-    score = "min_angle_deg" if args.problem == "tammes" else "rho_one_vs_rest"
-    worst = max(abs(rows[(s.d, s.K)][score] - getattr(s, score)) for s in sols)
     result = {
         "problem": args.problem,
-        "pairs": len(pairs),
-        "d": ds,
-        "K": [min(Ks), max(Ks)],
-        "settings": budget | {"batch": args.batch},
-        "sweep_s": t_sweep,
-        "one_by_one_cold_s": t_cold,
-        "one_by_one_warm_s": t_warm,
-        "speedup_cold": t_cold / t_sweep,
-        "speedup_vs_warm_loop": t_warm / t_sweep,
-        "max_abs_difference_of_" + score: worst,
+        "pairs": len(ref),
+        "d": args.d,
+        "K": args.K,
+        "settings": {
+            "restarts": args.restarts,
+            "hop_rounds": args.hop_rounds,
+            "batch": args.batch or default_batch_size(),
+            "workers": args.workers,
+        },
+        "sweep_s": res["sweep"]["seconds"],
+        "sweep_1_worker_s": res["sweep_1_worker"]["seconds"],
+        "one_by_one_cold_s": res["one_by_one"]["seconds"],
+        "one_by_one_warm_s": res["one_by_one"]["warm_seconds"],
+        "speedup_vs_one_by_one": res["one_by_one"]["seconds"] / res["sweep"]["seconds"],
+        "speedup_1_worker_vs_one_by_one": res["one_by_one"]["seconds"] / res["sweep_1_worker"]["seconds"],
+        "max_abs_score_difference": max(
+            abs(res[s]["scores"][k] - ref[k]) for s in ("sweep", "sweep_1_worker") for k in ref
+        ),
         "device": device_description(),
+        "cpu_cores": __import__("os").cpu_count(),
         "jax": jax.__version__,
         "machine": platform.processor() or platform.machine(),
     }

@@ -164,7 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--steps", type=_int_at_least("steps", 1), default=None)
     sw.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
     sw.add_argument("--dtype", choices=["float64", "float32"], default=None)
-    sw.add_argument("--batch", type=_int_at_least("batch", 1), default=32, help="instances per solver call")
+    sw.add_argument(
+        "--batch",
+        type=_int_at_least("batch", 1),
+        default=None,
+        help="instances per solver call (1 on CPU, else 32)",
+    )
+    sw.add_argument(
+        "--workers", type=_int_at_least("workers", 1), default=2, help="batches in flight at once (threads)"
+    )
     sw.add_argument(
         "--distributed", action="store_true", help="jax.distributed.initialize(); one store shard per process"
     )
@@ -652,6 +660,7 @@ def cmd_sweep(args) -> int:
         weight_decay=lam,
         seed=args.seed,
         batch_size=args.batch,
+        workers=args.workers,
         process_index=index,
         process_count=count,
         progress=None if args.quiet else sys.stderr,

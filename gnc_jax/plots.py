@@ -78,8 +78,10 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8) -> list[Path]:
         save(fig, "softmax_vs_tammes.png")
     for d in (2, 3):
         for problem, rs in (("softmax-code", sc.get(d, [])), ("tammes", tm.get(d, []))):
-            if rs:
-                save(_configurations(plt, rs[:max_pictures], d), f"{problem}_d{d}.png")
+            if rs:  # up to max_pictures, spread evenly over the K of the store
+                rs = sorted(rs, key=lambda r: r["K"])
+                picks = sorted({round(x) for x in np.linspace(0, len(rs) - 1, min(max_pictures, len(rs)))})
+                save(_configurations(plt, [rs[i] for i in picks], d), f"{problem}_d{d}.png")
     return written
 
 
@@ -98,6 +100,8 @@ def _configurations(plt, rows, d):
             ax.set_aspect("equal")
         else:
             ax = fig.add_subplot(1, n, i + 1, projection="3d")
+            u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 24), np.linspace(0, np.pi, 12))
+            ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v), color="0.85", lw=0.4)
             ax.scatter(W[0], W[1], W[2], c=colors, s=10, depthshade=False)
             ax.set_box_aspect((1, 1, 1))
         ax.set_axis_off()

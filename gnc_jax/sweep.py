@@ -3,9 +3,12 @@
 The grid is sorted by size bucket and cut into batches of ``batch`` instances; each batch is one
 batched solver call (:func:`gnc_jax.solve_pairs` or :func:`gnc_jax.ufm.solve_ufm_instances`, sharded
 over this process's devices), and its rows are appended to the :mod:`gnc_jax.store` as soon as it
-returns. An instance's answer depends only on the seed, the instance and the settings, so re-running
-the same command skips the finished rows and solves the rest: an interruption (Ctrl-C, SIGKILL)
-loses at most the batch in flight.
+returns. ``workers`` batches are in flight at once (threads): while one batch runs its compiled solve,
+another compiles or runs its host-side certification and LP polish, so a sweep keeps the host's cores
+busy where a loop over pairs leaves all but one idle; rows are still appended in grid order. An
+instance's answer depends only on the seed, the instance and the settings, so re-running the same
+command skips the finished rows and solves the rest: an interruption (Ctrl-C, SIGKILL) loses at most
+the batches in flight.
 
 Several hosts: with ``distributed=True`` (``gnc-jax sweep --distributed``) every process calls
 ``jax.distributed.initialize()`` (its arguments come from the environment on TPU pods, SLURM and
@@ -18,10 +21,12 @@ works as well: hosts never communicate.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -86,6 +91,13 @@ def device_description() -> str:
 def _settings(problem: str, overrides: dict):
     cls = UFMSettings if problem == "ufm" else SolverSettings
     return cls().replace(**overrides)
+
+
+def default_batch_size() -> int:
+    """Instances per solver call: 32 on accelerators, where the batch's lanes run in parallel; 1 on
+    CPU, where they do not, and where every distinct batch shape of a bucket is another (slower)
+    compilation: there the workers' pipelining is what pays (benchmarks/sweep_throughput.py)."""
+    return 1 if jax.default_backend() == "cpu" else 32
 
 
 def _solve(instances: list[Instance], seed: int, settings, weight_decay: float) -> list:
@@ -161,7 +173,8 @@ def sweep(
     taus=None,
     weight_decay: float = 0.0,
     seed: int = 0,
-    batch_size: int = 32,
+    batch_size: int | None = None,
+    workers: int = 2,
     process_index: int = 0,
     process_count: int = 1,
     progress=sys.stderr,
@@ -177,7 +190,9 @@ def sweep(
       seed: an int; with the settings it fixes every answer. Resuming with other settings (seed,
         weight decay or solver settings) than the rows of this problem already in the store is
         refused (:class:`gnc_jax.store.StoreError`).
-      batch_size: instances per solver call (and per append).
+      batch_size: instances per solver call (and per append); None: :func:`default_batch_size`.
+      workers: batches solved at once (threads); 1 solves them one after the other. The answers do
+        not depend on it.
       process_index, process_count: this process's share of the grid (every process_count-th
         instance) and its shard of the store (see the module docstring).
       progress: a file for the progress lines (None: silent).
@@ -186,8 +201,12 @@ def sweep(
     instances = grid(problem, ds, Ks, ns, taus)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if batch_size is None:
+        batch_size = default_batch_size()
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if not (isinstance(process_count, int) and process_count >= 1 and 0 <= process_index < process_count):
         raise ValueError(
             f"process_index must be in [0, process_count), got {process_index} of {process_count}"
@@ -225,15 +244,34 @@ def sweep(
         bar = Progress(len(mine), len(mine) - len(todo), progress)
         bar.update(len(mine) - len(todo))
         finished = len(mine) - len(todo)
-        for start in range(0, len(todo), batch_size):
-            chunk = todo[start : start + batch_size]
-            rows = []
+
+        def solve_chunk(chunk):
+            out = []
             for n in sorted({i.n or 0 for i in chunk}):  # hardmax: one call per n
                 part = [i for i in chunk if (i.n or 0) == n]
-                for inst, sol in zip(part, _solve(part, seed, settings, weight_decay)):
-                    arrays = {"W": sol.W} | ({"H": sol.H} if getattr(sol, "H", None) is not None else {})
-                    rows.append(_row(inst, sol, st.save_config(inst.stem(), arrays), provenance))
+                out += zip(part, _solve(part, seed, settings, weight_decay))
+            return out
+
+        def write(solved):
+            rows = []
+            for inst, sol in solved:
+                arrays = {"W": sol.W} | ({"H": sol.H} if getattr(sol, "H", None) is not None else {})
+                rows.append(_row(inst, sol, st.save_config(inst.stem(), arrays), provenance))
             st.append(rows)
-            finished += len(chunk)
-            bar.update(finished)
+            return len(rows)
+
+        chunks = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="gnc-sweep")
+        in_flight = collections.deque()
+        try:
+            for chunk in chunks:
+                in_flight.append(pool.submit(solve_chunk, chunk))
+                if len(in_flight) == workers:
+                    finished += write(in_flight.popleft().result())
+                    bar.update(finished)
+            while in_flight:
+                finished += write(in_flight.popleft().result())
+                bar.update(finished)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
     return SweepReport(path, len(mine), len(mine) - len(todo), len(todo), time.perf_counter() - t0)

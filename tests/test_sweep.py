@@ -53,6 +53,17 @@ def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     assert (rep.total, rep.solved, rep.skipped) == (8, 8, 0)
     rows = [r for r in store.read_rows(out) if (r["d"], r["K"]) in pairs]
     check_rows(rows, pairs, out)
+    # Two batches in flight (the default) or one at a time: the same rows in the same order.
+    serial = tmp_path / "serial.csv"
+    sweep(
+        "tammes", [2, 3], [3, 4, 5, 6], out=serial, seed=0, batch_size=3, workers=1, progress=None, **BUDGET
+    )
+    values = ["d", "K", "min_angle_deg", "rho_one_vs_rest", "rattlers"]
+    assert [[r[c] for c in values] for r in store.read_rows(serial)] == [
+        [r[c] for c in values] for r in store.read_rows(out)
+    ]
+    with pytest.raises(ValueError, match="workers"):
+        sweep("tammes", [2], [3], out=serial, seed=0, workers=0, progress=None, **BUDGET)
     before = out.read_bytes()
     again = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, progress=None, **BUDGET)
     assert (again.solved, again.skipped) == (0, 8) and out.read_bytes() == before
