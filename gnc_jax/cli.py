@@ -801,7 +801,10 @@ def main(argv=None) -> int:
         print(
             "gnc-jax: interrupted (a sweep keeps its finished rows: run it again to resume)", file=sys.stderr
         )
-        return 130
+        # Exit now rather than wait for a sweep's worker threads to finish the batches in flight.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         print(f"gnc-jax: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return INTERNAL_ERROR

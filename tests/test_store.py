@@ -1,7 +1,9 @@
 """The results store: exact round trips, torn lines, format and lock checks, best rows."""
 
 import json
+import os
 import math
+from pathlib import Path
 
 import pytest
 
@@ -72,6 +74,17 @@ def test_one_writer_at_a_time(tmp_path):
 def test_unusable_paths(tmp_path, where, match):
     with pytest.raises(StoreError, match=match):
         ResultsStore(tmp_path / where if where else tmp_path)
+
+
+def test_unwritable_location(tmp_path):
+    if os.geteuid() == 0:  # root may write anywhere permissions allow: sysfs refuses new files
+        where = Path("/sys/gnc_jax_store.csv")
+    else:
+        (tmp_path / "ro").mkdir(mode=0o500)
+        where = tmp_path / "ro" / "s.csv"
+    with pytest.raises(StoreError, match="not writable"):
+        ResultsStore(where)
+    assert not where.exists()
 
 
 def test_best_per_instance():
