@@ -26,7 +26,8 @@ import dataclasses
 import json
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import NamedTuple
 
@@ -91,6 +92,15 @@ def device_description() -> str:
 def _settings(problem: str, overrides: dict):
     cls = UFMSettings if problem == "ufm" else SolverSettings
     return cls().replace(**overrides)
+
+
+def _result(future: Future):
+    """``future.result()`` in short waits, so that Ctrl-C reaches the main thread at once."""
+    while True:
+        try:
+            return future.result(timeout=0.1)
+        except FutureTimeout:
+            pass
 
 
 def default_batch_size() -> int:
@@ -267,10 +277,10 @@ def sweep(
             for chunk in chunks:
                 in_flight.append(pool.submit(solve_chunk, chunk))
                 if len(in_flight) == workers:
-                    finished += write(in_flight.popleft().result())
+                    finished += write(_result(in_flight.popleft()))
                     bar.update(finished)
             while in_flight:
-                finished += write(in_flight.popleft().result())
+                finished += write(_result(in_flight.popleft()))
                 bar.update(finished)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
