@@ -29,6 +29,7 @@ from jax.sharding import PartitionSpec as P
 from gnc_jax import geometry, metrics
 from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
+from gnc_jax.search import SearchSettings, search_tammes
 from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 
 TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
@@ -242,6 +243,33 @@ def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
     return converged
 
 
+def _problem_score(problem: str, sep, slot):
+    """What the problem maximises, from a certification: the min angle (Tammes) or rho_one-vs-rest."""
+    value = sep.min_angle_deg if problem == "tammes" else sep.rho_one_vs_rest
+    return float(value if slot is None else value[slot])
+
+
+def _initial_configs(initial, pairs) -> dict[int, list[np.ndarray]]:
+    """``initial`` ({(d, K): W or [W, ...]}) as {pair index: [validated (d, K) float64 arrays]}."""
+    if initial is None:
+        return {}
+    if not isinstance(initial, dict):
+        raise ValueError(f"initial must be a dict {{(d, K): configuration(s)}}, got {type(initial).__name__}")
+    out = {}
+    for pair, configs in initial.items():
+        if pair not in pairs:
+            raise ValueError(f"initial names the pair {pair!r}, which is not among the pairs solved")
+        configs = [configs] if np.ndim(configs) == 2 else list(configs)
+        checked = [geometry.validate_configuration(A, "initial") for A in configs]
+        for A in checked:
+            if A.shape != tuple(pair):
+                raise ValueError(f"initial[{pair!r}] must have shape {tuple(pair)}, got {A.shape}")
+        for i, p in enumerate(pairs):
+            if p == tuple(pair):
+                out[i] = checked
+    return out
+
+
 def _pad_pairs(n: int) -> int:
     return 1 << max(0, math.ceil(math.log2(n)))
 
@@ -279,6 +307,10 @@ def solve_pairs(
     settings: SolverSettings | None = None,
     rattler_tol: float = 1e-6,
     n: int = 1,
+    search: SearchSettings | None = None,
+    time_limit: float | None = None,
+    initial: dict | None = None,
+    progress=None,
     **overrides,
 ) -> list[Solution]:
     """Solve ``problem`` for a list of (d, K) pairs, one compiled call per size bucket.
@@ -295,6 +327,17 @@ def solve_pairs(
         e.g. ``restarts=256``.
       rattler_tol: tolerance of the rattler test.
       n: features per class (HardMax only).
+      search: :class:`gnc_jax.search.SearchSettings` of the global search (defaults if None;
+        overrides ``search_<field>=...`` replace its fields, e.g. ``search_rounds=0`` turns it off).
+        Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
+        (:mod:`gnc_jax.search`) instead of the annealer; softmax-code pairs with such K also run it
+        and start their polish from the Tammes configuration when its one-vs-rest margin is larger
+        (cross-seeding: the softmax code reported is never below the margin of the Tammes code found).
+      time_limit: seconds per searched pair: its search stops after the round that spends them
+        and returns the best configuration so far (anytime). Ctrl-C does the same.
+      initial: {(d, K): configuration or list of configurations} that join the search's population
+        (e.g. the softmax codes of a store, to seed the Tammes search).
+      progress: a text stream for the search's progress lines (e.g. ``sys.stderr``), or None.
 
     Returns:
       One :class:`Solution` per pair, in order.
@@ -311,31 +354,73 @@ def solve_pairs(
     pairs = [(int(dd), int(kk)) for dd, kk in pairs]
     key = resolve_key(key, seed)
     settings = settings or SolverSettings()
+    search = search or SearchSettings()
+    search_overrides = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
+    overrides = {k: v for k, v in overrides.items() if not k.startswith("search_")}
+    if search_overrides:
+        search = search.replace(**search_overrides)
     if overrides:
         settings = settings.replace(**overrides)
+    initial = _initial_configs(initial, pairs)
     n_dev = jax.local_device_count()
     if settings.restarts % n_dev:
         settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
+    # One key per pair, derived from the pair itself: results do not depend on the batch.
+    pair_key = lambda dd, kk: jax.random.fold_in(jax.random.fold_in(key, dd), kk)
+    searched = {}
+    if problem in ("tammes", "softmax-code"):
+        for i, (dd, kk) in enumerate(pairs):
+            if search.applies(kk):
+                searched[i] = search_tammes(
+                    dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
+                )
+    # Tammes pairs the search solved form groups of their own; everything else is bucketed.
+    groups = [((dd, kk), [i]) for i, (dd, kk) in enumerate(pairs) if problem == "tammes" and i in searched]
     buckets: dict[tuple[int, int], list[int]] = {}
     for i, (dd, kk) in enumerate(pairs):
-        buckets.setdefault((bucket_size(dd), bucket_size(kk, minimum=8)), []).append(i)
+        if not (problem == "tammes" and i in searched):
+            buckets.setdefault((bucket_size(dd), bucket_size(kk, minimum=8)), []).append(i)
+    groups += sorted(buckets.items())
 
     results: list[Solution | None] = [None] * len(pairs)
-    for (d_max, K_max), members in sorted(buckets.items()):
-        n_pad = _pad_pairs(len(members))
-        idx = members + [members[0]] * (n_pad - len(members))
-        dsb = np.array([pairs[i][0] for i in idx])
-        Ksb = np.array([pairs[i][1] for i in idx])
-        # One key per pair, derived from the pair itself: results do not depend on the batch.
-        keys = jax.vmap(lambda dd, kk: jax.random.fold_in(jax.random.fold_in(key, dd), kk))(dsb, Ksb)
-        fn = _bucket_solver(prob, settings, d_max, K_max, n_dev)
+    for (d_max, K_max), members in groups:
         t0 = time.perf_counter()
-        res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
-        params = {k: np.array(v) for k, v in params.items()}
-        W = params["W"]
         dims = [pairs[i] for i in members]
+        if problem == "tammes" and members[0] in searched:
+            found = searched[members[0]]
+            params = {"W": found.W[None].copy()}
+            status, hits, restarts = np.array([CONVERGED]), [found.hits], search.population
+            t0 -= found.elapsed_s
+        else:
+            n_pad = _pad_pairs(len(members))
+            idx = members + [members[0]] * (n_pad - len(members))
+            dsb = np.array([pairs[i][0] for i in idx])
+            Ksb = np.array([pairs[i][1] for i in idx])
+            keys = jax.vmap(pair_key)(dsb, Ksb)
+            fn = _bucket_solver(prob, settings, d_max, K_max, n_dev)
+            res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
+            params = {k: np.array(v) for k, v in params.items()}
+            status, restarts = np.array(res.status), settings.restarts
+            hits = [int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)]
         sep = _certify(params, dims, K_max)
-        status = np.array(res.status)
+        # Cross-seeding: a better configuration from the search or from ``initial`` replaces the
+        # solver's before the polish (which can only improve it).
+        swapped = False
+        for slot, i in enumerate(members):
+            dd, kk = dims[slot]
+            alternatives = list(initial.get(i, ()))
+            if i in searched and problem != "tammes":
+                alternatives.append(searched[i].W)
+            best = _problem_score(problem, sep, slot)
+            for A in alternatives:
+                score = _problem_score(problem, geometry.separation(A), None)
+                if score > best:
+                    best = score
+                    params["W"][slot, :dd, :kk] = A
+                    swapped = True
+        if swapped:
+            sep = _certify(params, dims, K_max)
+        W = params["W"]
         if settings.lp_polish_iters:
             ok = _polish_bucket(
                 prob, params, sep, dims, settings.lp_polish_iters, settings.lp_polish_max_unknowns
@@ -356,7 +441,6 @@ def solve_pairs(
                 ratt = geometry.above_minimum(dist, rattler_tol)
             else:  # bounded certification: certainly rattlers
                 ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + rattler_tol)
-            scores = np.asarray(res.scores[slot])
             extra = {}
             if problem == "hardmax":
                 Hi = np.array(params["H"][slot, :dd, : n * kk])
@@ -376,9 +460,9 @@ def solve_pairs(
                 rattlers=ratt,
                 certificate_gap=float(sep.certificate_gap[slot]),
                 status=STATUS_NAMES[int(status[slot])],
-                restarts=settings.restarts,
-                hits=int(np.sum(scores >= scores.max() - 1e-9)),
-                wall_s=wall,
+                restarts=restarts,
+                hits=hits[slot],
+                wall_s=wall + (searched[i].elapsed_s if i in searched and problem != "tammes" else 0.0),
                 **extra,
             )
     return results

@@ -7,6 +7,7 @@ Results go to stdout (``--format table`` or ``json`` lines), progress to stderr.
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import os
 import sys
@@ -49,8 +50,6 @@ def parse_int_spec(text: str, name: str, minimum: int = 2) -> list[int]:
 
 def parse_float_list(text: str, name: str, allow_zero: bool = False) -> list[float]:
     """Parse '0.1' or '1,0.5,0.2' into positive finite floats (in the given order)."""
-    import math
-
     if text is None or not text.strip():
         raise UsageError(f"--{name} is empty")
     out = []
@@ -80,6 +79,38 @@ def _int_at_least(name: str, lo: int):
     return conv
 
 
+def _positive_float(name: str):
+    def conv(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise UsageError(f"--{name} must be a number, got {text!r}") from None
+        if not math.isfinite(v) or v <= 0:
+            raise UsageError(f"--{name} must be a finite number > 0, got {text}")
+        return v
+
+    return conv
+
+
+def _search_arguments(parser) -> None:
+    """The global search's options (tammes, softmax-code; see gnc_jax.search)."""
+    parser.add_argument(
+        "--search-rounds",
+        type=_int_at_least("search-rounds", 0),
+        default=None,
+        help="tammes, softmax-code: rounds of the iterated hole search at most (0: off; default 100)",
+    )
+    parser.add_argument(
+        "--search-population",
+        type=_int_at_least("search-population", 1),
+        default=None,
+        help="configurations the search moves in parallel (default 32; scales on accelerators)",
+    )
+
+
+SEARCH_OPTIONS = ("search_rounds", "search_population")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gnc-jax", description="Softmax codes, Tammes codes and generalized neural collapse."
@@ -105,6 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps", type=_int_at_least("steps", 1), default=None, help="main continuation steps"
     )
     solve.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
+    _search_arguments(solve)
+    solve.add_argument(
+        "--time-limit",
+        type=_positive_float("time-limit"),
+        default=None,
+        metavar="SECONDS",
+        help="tammes, softmax-code: search each pair until this time is spent, keep the best so far",
+    )
+    solve.add_argument("--quiet", action="store_true", help="no search progress lines on stderr")
     solve.add_argument("--dtype", choices=["float64", "float32"], default=None)
     solve.add_argument(
         "--save",
@@ -163,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     sw.add_argument("--steps", type=_int_at_least("steps", 1), default=None)
     sw.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
+    _search_arguments(sw)
     sw.add_argument("--dtype", choices=["float64", "float32"], default=None)
     sw.add_argument(
         "--batch",
@@ -402,7 +443,7 @@ def print_imbalanced(row: dict, file=None) -> None:
 
 def _solver_overrides(args) -> dict:
     """The solver settings given on the command line (--restarts, --steps, --hop-rounds, --dtype)."""
-    names = ("restarts", "steps", "hop_rounds", "dtype")
+    names = ("restarts", "steps", "hop_rounds", "dtype", *SEARCH_OPTIONS)
     return {k: getattr(args, k) for k in names if getattr(args, k) is not None}
 
 
@@ -412,6 +453,10 @@ def cmd_solve(args) -> int:
     import gnc_jax
 
     overrides = _solver_overrides(args)
+    if args.problem not in ("tammes", "softmax-code") and (
+        args.time_limit is not None or any(k in overrides for k in SEARCH_OPTIONS)
+    ):
+        raise UsageError("--time-limit, --search-rounds and --search-population apply to tammes and softmax-code")
     if args.problem == "ufm-imbalanced":
         return cmd_solve_imbalanced(args, overrides)
     if args.counts is not None or args.lambda_w is not None or args.lambda_h is not None:
@@ -434,7 +479,15 @@ def cmd_solve(args) -> int:
                 np.save(os.path.join(args.save, f"{stem}_W.npy"), np.asarray(s.W, np.float64))
                 np.save(os.path.join(args.save, f"{stem}_H.npy"), np.asarray(s.H, np.float64))
         return 0
-    sols = gnc_jax.solve(args.problem, ds, Ks, seed=args.seed, **overrides)
+    sols = gnc_jax.solve(
+        args.problem,
+        ds,
+        Ks,
+        seed=args.seed,
+        time_limit=args.time_limit,
+        progress=None if args.quiet else sys.stderr,
+        **overrides,
+    )
     rows = [_row(s) for s in sols]
     if args.format == "json":
         for row in rows:
@@ -617,6 +670,8 @@ def cmd_sweep(args) -> int:
     from gnc_jax.sweep import sweep
 
     overrides = _solver_overrides(args)
+    if args.problem not in ("tammes", "softmax-code") and any(k in overrides for k in SEARCH_OPTIONS):
+        raise UsageError("--search-rounds and --search-population apply to tammes and softmax-code")
     ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
     ns = parse_int_spec(args.n, "n", minimum=1) if args.n is not None else None
     taus = parse_float_list(args.tau, "tau") if args.tau is not None else None

@@ -35,6 +35,7 @@ import jax
 import numpy as np
 
 from gnc_jax import batch, store
+from gnc_jax.search import SearchSettings
 from gnc_jax.solve import SolverSettings
 from gnc_jax.ufm import UFMSettings, solve_ufm_instances
 
@@ -90,8 +91,12 @@ def device_description() -> str:
 
 
 def _settings(problem: str, overrides: dict):
-    cls = UFMSettings if problem == "ufm" else SolverSettings
-    return cls().replace(**overrides)
+    """The solver settings and, for the arrangement problems, the search settings (``search_*``)."""
+    if problem == "ufm":
+        return UFMSettings().replace(**overrides), None
+    search = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
+    rest = {k: v for k, v in overrides.items() if not k.startswith("search_")}
+    return SolverSettings().replace(**rest), SearchSettings().replace(**search)
 
 
 def _result(future: Future):
@@ -110,7 +115,7 @@ def default_batch_size() -> int:
     return 1 if jax.default_backend() == "cpu" else 32
 
 
-def _solve(instances: list[Instance], seed: int, settings, weight_decay: float) -> list:
+def _solve(instances: list[Instance], seed: int, settings, weight_decay: float, search=None) -> list:
     problem = instances[0].problem
     if problem == "ufm":
         return solve_ufm_instances(
@@ -120,7 +125,12 @@ def _solve(instances: list[Instance], seed: int, settings, weight_decay: float) 
             settings=settings,
         )
     return batch.solve_pairs(
-        problem, [(i.d, i.K) for i in instances], seed=seed, settings=settings, n=instances[0].n or 1
+        problem,
+        [(i.d, i.K) for i in instances],
+        seed=seed,
+        settings=settings,
+        n=instances[0].n or 1,
+        search=search,
     )
 
 
@@ -223,9 +233,10 @@ def sweep(
         )
     if problem != "ufm" and weight_decay:
         raise ValueError("weight_decay applies to the ufm problem only")
-    settings = _settings(problem, overrides)
+    settings, search = _settings(problem, overrides)
+    searched = {"search": dataclasses.asdict(search)} if search is not None else {}
     settings_json = json.dumps(
-        {"seed": int(seed), "weight_decay": float(weight_decay)} | dataclasses.asdict(settings),
+        {"seed": int(seed), "weight_decay": float(weight_decay)} | dataclasses.asdict(settings) | searched,
         sort_keys=True,
     )
     import gnc_jax
@@ -259,7 +270,7 @@ def sweep(
             out = []
             for n in sorted({i.n or 0 for i in chunk}):  # hardmax: one call per n
                 part = [i for i in chunk if (i.n or 0) == n]
-                out += zip(part, _solve(part, seed, settings, weight_decay))
+                out += zip(part, _solve(part, seed, settings, weight_decay, search))
             return out
 
         def write(solved):
