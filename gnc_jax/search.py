@@ -52,18 +52,19 @@ class SearchSettings(ValidatedSettings):
     Attributes:
       population: configurations searched in parallel (the restart axis: what an accelerator buys).
       rounds: search rounds at most (0: none).
-      patience: stop after this many rounds without a gain of the best exact chord by more than
-        1e-9 (relative).
+      patience: stop after this many rounds without a gain of the best polished chord by more than
+        1e-10 (relative).
       init_steps: steps of the initial anneal (t 0.1 -> 1e-9) of every member.
       relax_steps: Adam steps of the overlap-penalty relaxation per round.
       finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round.
-      max_moves: points relocated per member and round at most; 0 picks max(3, K // 12).
+      max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
       polish_every: exact SLP polish of the best member every this many rounds.
       polish_iters: iterations of that polish.
-      min_K: :func:`gnc_jax.solve_pairs` runs the search for pairs with at least this many points
-        (below it the annealer alone reaches every proven optimum); 0 never.
+      min_K, max_K: :func:`gnc_jax.solve_pairs` runs the search for pairs with min_K <= K <= max_K
+        (below min_K the annealer alone reaches every proven optimum; above max_K a population of
+        K x K chord matrices outgrows memory and time: K = 10000 would take 25 GB).
     """
 
     population: int = 32
@@ -77,19 +78,20 @@ class SearchSettings(ValidatedSettings):
     holes_per_point: int = 8
     polish_every: int = 10
     polish_iters: int = 50
-    min_K: int = 15
+    min_K: int = 13
+    max_K: int = 512
 
     def __post_init__(self):
         self._require_ints(("population", "init_steps", "relax_steps", "finish_steps"), 1)
         self._require_ints(("holes_per_point", "polish_every", "polish_iters", "patience"), 1)
-        self._require_ints(("rounds", "max_moves", "min_K"), 0)
+        self._require_ints(("rounds", "max_moves", "min_K", "max_K"), 0)
         self._require_positive(("growth",))
 
     def moves_for(self, K: int) -> int:
-        return self.max_moves or max(3, K // 12)
+        return self.max_moves or max(6, K // 8)
 
     def applies(self, K: int) -> bool:
-        return self.rounds > 0 and 0 < self.min_K <= K
+        return self.rounds > 0 and self.min_K <= K <= self.max_K
 
 
 class SearchResult(NamedTuple):
@@ -257,12 +259,14 @@ def search_tammes(
     history = []
 
     def polish_best(X, c, rounds):
-        nonlocal best_W, best
+        nonlocal best_W, best, last_gain
         c = np.asarray(c)
         W = np.asarray(X[int(np.argmax(c))], np.float64)
         out, _ = polish(TAMMES, {"W": W}, max_iter=s.polish_iters)
         for cand in (W, out["W"]):
             chord = min_chord(cand)
+            if chord > best * (1 + 1e-10):
+                last_gain = rounds
             if chord > best:
                 best_W, best = cand, chord
         history.append((rounds, time.perf_counter() - t0, angle_deg(best)))
@@ -274,7 +278,7 @@ def search_tammes(
                 flush=True,
             )
 
-    rounds, stopped_by, last_gain, best_inloop = 0, "rounds", 0, float(jnp.max(c))
+    rounds, stopped_by, last_gain = 0, "rounds", 0
     try:
         while rounds < s.rounds:
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
@@ -282,9 +286,6 @@ def search_tammes(
                 break
             X, c = search_round(jax.random.fold_in(k_rounds, rounds), X, c)
             rounds += 1
-            top = float(jnp.max(c))
-            if top > best_inloop * (1 + 1e-9):
-                best_inloop, last_gain = top, rounds
             if rounds % s.polish_every == 0:
                 polish_best(X, c, rounds)
             if rounds - last_gain >= s.patience:

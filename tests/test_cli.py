@@ -116,6 +116,11 @@ def test_table_output():
         (["solve", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--hop-rounds", "2"], "--hop-rounds"),
         (["solve", "hardmax", "--d", "3", "--K", "4", "--tau", "1"], "ufm problem only"),
         (["solve", "tammes", "--d", "3", "--K", "4", "--n", "2"], "do not apply to tammes"),
+        (["solve", "tammes", "--d", "3", "--K", "16", "--time-limit", "0"], "--time-limit must be"),
+        (["solve", "tammes", "--d", "3", "--K", "16", "--time-limit", "nan"], "--time-limit must be"),
+        (["solve", "tammes", "--d", "3", "--K", "16", "--search-population", "0"], "--search-population"),
+        (["solve", "hardmax", "--d", "3", "--K", "4", "--time-limit", "5"], "apply to tammes and softmax-code"),
+        (["sweep", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--out", "x.csv", "--search-rounds", "3"], "apply to"),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
     ],
@@ -203,3 +208,14 @@ def test_demo_writes_csv_and_picture(tmp_path):
     for r in rows:
         if r["rho_closed_form"] is not None:  # Theorem 3.3 cases
             assert abs(r["rho_softmax_code"] - r["rho_closed_form"]) < 1e-6
+
+
+def test_time_limit_prints_progress_and_returns_a_certified_code():
+    r = run_cli("solve", "tammes", "--d", "3", "--K", "16", "--search-population", "4", "--time-limit", "2",
+                "--format", "json")
+    assert r.returncode == 0
+    row = json.loads(r.stdout.strip().splitlines()[-1])
+    progress = [line for line in r.stderr.splitlines() if line.startswith("search tammes d=3 K=16: best")]
+    assert progress  # at least the final line, with the best angle so far
+    best = float(progress[-1].split("best ")[1].split(" deg")[0])
+    assert row["min_angle_deg"] >= best - 1e-9 and row["restarts"] == 4

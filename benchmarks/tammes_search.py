@@ -1,0 +1,183 @@
+"""The Tammes search against the development set of best-known codes (d = 3, K = 15..130).
+
+Two parts, both written to benchmarks/results/tammes_search.json (and a table, tammes_search.md):
+
+* ``--part dev``: for every K of ``shared/reference/tammes_d3_dev.csv``, one fresh process runs
+  ``gnc-jax solve tammes --d 3 --K K`` with default settings; we record its whole-process wall time
+  (start-up and compilation included), the certified min angle, the best-known angle, success (reached
+  to 1e-6 deg or above) and the issue's time budget (60 s for K <= 64, 180 s for K <= 130).
+  Configurations above the best-known value by more than 1e-6 deg are kept under results/records/.
+* ``--part curve``: success against budget. :func:`gnc_jax.search.search_tammes` records the best
+  polished angle every ``polish_every`` rounds, so one long run per (population, moves, seed) gives
+  the success at every round budget; the table lists, per population and move cap, the fraction of
+  (K, seed) runs that reached the best-known angle within 10, 20, 50 and 100 rounds.
+
+Usage: python benchmarks/tammes_search.py --part dev [--K 15,20] ; python benchmarks/tammes_search.py --part curve
+"""
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = ROOT.parent / "shared" / "reference" / "tammes_d3_dev.csv"
+RESULTS = ROOT / "benchmarks" / "results"
+OUT = RESULTS / "tammes_search.json"
+
+
+def dev_rows():
+    with open(DEV) as f:
+        return [(int(r["K"]), float(r["best_known_min_angle_deg"])) for r in csv.DictReader(f)]
+
+
+def load():
+    return json.loads(OUT.read_text()) if OUT.exists() else {}
+
+
+def save(data):
+    OUT.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def part_dev(Ks):
+    data = load()
+    rows = {r["K"]: r for r in data.get("dev", [])}
+    cli = str(Path(sys.executable).with_name("gnc-jax"))
+    for K, best_known in dev_rows():
+        if Ks and K not in Ks:
+            continue
+        with_cfg = RESULTS / "records"
+        t = time.perf_counter()
+        out = subprocess.run(
+            [cli, "solve", "tammes", "--d", "3", "--K", str(K), "--format", "json", "--save", "/tmp/tammes_search"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        wall = time.perf_counter() - t
+        sol = json.loads(out.stdout.strip().splitlines()[-1])
+        angle = sol["min_angle_deg"]
+        row = {
+            "K": K,
+            "best_known_deg": best_known,
+            "found_deg": angle,
+            "difference_deg": angle - best_known,
+            "reached": angle >= best_known - 1e-6,
+            "record": angle > best_known + 1e-6,
+            "wall_s": round(wall, 1),
+            "budget_s": 60 if K <= 64 else 180,
+            "status": sol["status"],
+            "rounds_log": [line for line in out.stderr.splitlines() if line.startswith("search")][-1:],
+        }
+        if row["record"]:
+            with_cfg.mkdir(exist_ok=True)
+            W = np.load(f"/tmp/tammes_search/tammes_d3_K{K}.npy")
+            np.save(with_cfg / f"tammes_d3_K{K}.npy", W)
+        rows[K] = row
+        print(json.dumps(row), flush=True)
+        data["dev"] = [rows[k] for k in sorted(rows)]
+        save(data)
+    write_table(data)
+
+
+def part_curve(Ks, populations, moves, seeds, rounds):
+    import jax
+
+    import gnc_jax  # noqa: F401  (float64)
+    from gnc_jax.search import SearchSettings, search_tammes
+
+    targets = dict(dev_rows())
+    data = load()
+    runs = []
+    for P in populations:
+        for m in moves:
+            for K in Ks:
+                for seed in seeds:
+                    s = SearchSettings(population=P, max_moves=m, rounds=rounds, patience=rounds)
+                    res = search_tammes(3, K, jax.random.key(seed), s)
+                    first = next((h for h in res.history if h[2] >= targets[K] - 1e-6), None)
+                    run = {
+                        "population": P,
+                        "max_moves": m or f"auto ({s.moves_for(K)})",
+                        "K": K,
+                        "seed": seed,
+                        "first_round": first[0] if first else None,
+                        "first_s": round(first[1], 1) if first else None,
+                        "best_deg": res.history[-1][2],
+                        "s_per_round": round(res.elapsed_s / max(res.rounds, 1), 3),
+                    }
+                    runs.append(run)
+                    print(json.dumps(run), flush=True)
+    data["curve"] = {"Ks": Ks, "seeds": seeds, "rounds": rounds, "runs": runs}
+    save(data)
+    write_table(data)
+
+
+def write_table(data):
+    lines = ["# Tammes search against the d = 3 development set", ""]
+    if "dev" in data:
+        dev = data["dev"]
+        hit = sum(r["reached"] for r in dev)
+        in_time = sum(r["wall_s"] <= r["budget_s"] for r in dev)
+        lines += [
+            f"Default settings, one fresh `gnc-jax solve tammes --d 3 --K K` process per K: reached {hit} of "
+            f"{len(dev)}, within the time budget {in_time} of {len(dev)}.",
+            "",
+            "| K | best known (deg) | found (deg) | difference | reached | wall s (budget) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in dev:
+            lines.append(
+                f"| {r['K']} | {r['best_known_deg']:.9f} | {r['found_deg']:.9f} | {r['difference_deg']:+.1e} | "
+                f"{'yes' if r['reached'] else 'no'}{' (record)' if r['record'] else ''} | "
+                f"{r['wall_s']} ({r['budget_s']}) |"
+            )
+    if "curve" in data:
+        c = data["curve"]
+        lines += [
+            "",
+            f"Success against budget: fraction of runs (K in {c['Ks']}, seeds {c['seeds']}) that reached the "
+            "best-known angle within the given rounds.",
+            "",
+            "| population | max moves | 10 rounds | 20 | 50 | 100 | s per round (mean) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        groups = {}
+        for r in c["runs"]:
+            groups.setdefault((r["population"], str(r["max_moves"]).split(" ")[0]), []).append(r)
+        for (P, m), runs in groups.items():
+            frac = [
+                np.mean([r["first_round"] is not None and r["first_round"] <= b for r in runs])
+                for b in (10, 20, 50, 100)
+            ]
+            lines.append(
+                f"| {P} | {m} | " + " | ".join(f"{f:.2f}" for f in frac) + f" | "
+                f"{np.mean([r['s_per_round'] for r in runs]):.2f} |"
+            )
+    (RESULTS / "tammes_search.md").write_text("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--part", choices=["dev", "curve"], required=True)
+    ap.add_argument("--K", default=None, help="dev: only these K; curve: the K (default 35,50,60)")
+    ap.add_argument("--populations", default="8,16,32")
+    ap.add_argument("--moves", default="3,0", help="0: the default max(6, K // 8)")
+    ap.add_argument("--seeds", default="0,1")
+    ap.add_argument("--rounds", type=int, default=100)
+    a = ap.parse_args()
+    Ks = [int(k) for k in a.K.split(",")] if a.K else None
+    if a.part == "dev":
+        part_dev(Ks)
+    else:
+        ints = lambda t: [int(x) for x in t.split(",")]
+        part_curve(Ks or [35, 50, 60], ints(a.populations), ints(a.moves), ints(a.seeds), a.rounds)
+
+
+if __name__ == "__main__":
+    main()
