@@ -12,7 +12,8 @@ Two parts, both written to benchmarks/results/tammes_search.json (and a table, t
   the success at every round budget; the table lists, per population and move cap, the fraction of
   (K, seed) runs that reached the best-known angle within 10, 20, 50 and 100 rounds.
 
-Usage: python benchmarks/tammes_search.py --part dev [--K 15,20] ; python benchmarks/tammes_search.py --part curve
+Usage: python benchmarks/tammes_search.py --part dev [--K 15,20]
+       python benchmarks/tammes_search.py --part curve
 """
 
 import argparse
@@ -54,7 +55,19 @@ def part_dev(Ks):
         with_cfg = RESULTS / "records"
         t = time.perf_counter()
         out = subprocess.run(
-            [cli, "solve", "tammes", "--d", "3", "--K", str(K), "--format", "json", "--save", "/tmp/tammes_search"],
+            [
+                cli,
+                "solve",
+                "tammes",
+                "--d",
+                "3",
+                "--K",
+                str(K),
+                "--format",
+                "json",
+                "--save",
+                "/tmp/tammes_search",
+            ],
             capture_output=True,
             text=True,
             check=True,
@@ -133,7 +146,8 @@ def write_table(data):
         ]
         for r in dev:
             lines.append(
-                f"| {r['K']} | {r['best_known_deg']:.9f} | {r['found_deg']:.9f} | {r['difference_deg']:+.1e} | "
+                f"| {r['K']} | {r['best_known_deg']:.9f} | {r['found_deg']:.9f} | "
+                f"{r['difference_deg']:+.1e} | "
                 f"{'yes' if r['reached'] else 'no'}{' (record)' if r['record'] else ''} | "
                 f"{r['wall_s']} ({r['budget_s']}) |"
             )

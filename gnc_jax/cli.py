@@ -456,7 +456,9 @@ def cmd_solve(args) -> int:
     if args.problem not in ("tammes", "softmax-code") and (
         args.time_limit is not None or any(k in overrides for k in SEARCH_OPTIONS)
     ):
-        raise UsageError("--time-limit, --search-rounds and --search-population apply to tammes and softmax-code")
+        raise UsageError(
+            "--time-limit, --search-rounds and --search-population apply to tammes and softmax-code"
+        )
     if args.problem == "ufm-imbalanced":
         return cmd_solve_imbalanced(args, overrides)
     if args.counts is not None or args.lambda_w is not None or args.lambda_h is not None:

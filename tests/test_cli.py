@@ -119,8 +119,14 @@ def test_table_output():
         (["solve", "tammes", "--d", "3", "--K", "16", "--time-limit", "0"], "--time-limit must be"),
         (["solve", "tammes", "--d", "3", "--K", "16", "--time-limit", "nan"], "--time-limit must be"),
         (["solve", "tammes", "--d", "3", "--K", "16", "--search-population", "0"], "--search-population"),
-        (["solve", "hardmax", "--d", "3", "--K", "4", "--time-limit", "5"], "apply to tammes and softmax-code"),
-        (["sweep", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--out", "x.csv", "--search-rounds", "3"], "apply to"),
+        (
+            ["solve", "hardmax", "--d", "3", "--K", "4", "--time-limit", "5"],
+            "apply to tammes and softmax-code",
+        ),
+        (
+            ["sweep", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--out", "x.csv", "--search-rounds", "3"],
+            "apply to",
+        ),
         (["frobnicate"], "invalid choice"),
         ([], "required"),
     ],
@@ -211,8 +217,20 @@ def test_demo_writes_csv_and_picture(tmp_path):
 
 
 def test_time_limit_prints_progress_and_returns_a_certified_code():
-    r = run_cli("solve", "tammes", "--d", "3", "--K", "16", "--search-population", "4", "--time-limit", "2",
-                "--format", "json")
+    r = run_cli(
+        "solve",
+        "tammes",
+        "--d",
+        "3",
+        "--K",
+        "16",
+        "--search-population",
+        "4",
+        "--time-limit",
+        "2",
+        "--format",
+        "json",
+    )
     assert r.returncode == 0
     row = json.loads(r.stdout.strip().splitlines()[-1])
     progress = [line for line in r.stderr.splitlines() if line.startswith("search tammes d=3 K=16: best")]

@@ -60,7 +60,9 @@ def test_same_key_same_configuration_and_seeds_are_never_lost():
 
 
 def test_time_limit_and_interrupt_return_the_best_so_far():
-    res = search_tammes(3, 16, jax.random.key(0), SMALL.replace(rounds=10**6, patience=10**6), time_limit=1e-3)
+    res = search_tammes(
+        3, 16, jax.random.key(0), SMALL.replace(rounds=10**6, patience=10**6), time_limit=1e-3
+    )
     assert res.stopped_by == "time_limit" and res.rounds == 0 and res.W.shape == (3, 16)
     assert res.min_chord == pytest.approx(min_chord(res.W), abs=0)
 
@@ -71,7 +73,9 @@ def test_time_limit_and_interrupt_return_the_best_so_far():
             return super().write(text)
 
     stream = CtrlC()
-    res = search_tammes(3, 16, jax.random.key(0), SMALL.replace(rounds=10**6, patience=10**6), progress=stream)
+    res = search_tammes(
+        3, 16, jax.random.key(0), SMALL.replace(rounds=10**6, patience=10**6), progress=stream
+    )
     assert res.interrupted and res.stopped_by == "interrupt"
     assert res.rounds == 2 * SMALL.polish_every
     assert "search tammes d=3 K=16: best" in stream.getvalue()
