@@ -29,7 +29,7 @@ from jax.sharding import PartitionSpec as P
 from gnc_jax import geometry, metrics
 from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
-from gnc_jax.search import SearchSettings, search_tammes
+from gnc_jax.search import SearchSettings, search_tammes, split_overrides
 from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 
 TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
@@ -355,8 +355,7 @@ def solve_pairs(
     key = resolve_key(key, seed)
     settings = settings or SolverSettings()
     search = search or SearchSettings()
-    search_overrides = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
-    overrides = {k: v for k, v in overrides.items() if not k.startswith("search_")}
+    search_overrides, overrides = split_overrides(overrides)
     if search_overrides:
         search = search.replace(**search_overrides)
     if overrides:
@@ -375,10 +374,11 @@ def solve_pairs(
                     dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
                 )
     # Tammes pairs the search solved form groups of their own; everything else is bucketed.
-    groups = [((dd, kk), [i]) for i, (dd, kk) in enumerate(pairs) if problem == "tammes" and i in searched]
+    solved = set(searched) if problem == "tammes" else set()
+    groups = [(pairs[i], [i]) for i in sorted(solved)]
     buckets: dict[tuple[int, int], list[int]] = {}
     for i, (dd, kk) in enumerate(pairs):
-        if not (problem == "tammes" and i in searched):
+        if i not in solved:
             buckets.setdefault((bucket_size(dd), bucket_size(kk, minimum=8)), []).append(i)
     groups += sorted(buckets.items())
 
@@ -386,11 +386,10 @@ def solve_pairs(
     for (d_max, K_max), members in groups:
         t0 = time.perf_counter()
         dims = [pairs[i] for i in members]
-        if problem == "tammes" and members[0] in searched:
+        if members[0] in solved:
             found = searched[members[0]]
             params = {"W": found.W[None].copy()}
             status, hits, restarts = np.array([CONVERGED]), [found.hits], search.population
-            t0 -= found.elapsed_s
         else:
             n_pad = _pad_pairs(len(members))
             idx = members + [members[0]] * (n_pad - len(members))
@@ -408,8 +407,10 @@ def solve_pairs(
         swapped = False
         for slot, i in enumerate(members):
             dd, kk = dims[slot]
+            if i in solved:  # its ``initial`` configurations were the search's seeds
+                continue
             alternatives = list(initial.get(i, ()))
-            if i in searched and problem != "tammes":
+            if i in searched:
                 alternatives.append(searched[i].W)
             best = _problem_score(problem, sep, slot)
             for A in alternatives:
@@ -462,7 +463,7 @@ def solve_pairs(
                 status=STATUS_NAMES[int(status[slot])],
                 restarts=restarts,
                 hits=hits[slot],
-                wall_s=wall + (searched[i].elapsed_s if i in searched and problem != "tammes" else 0.0),
+                wall_s=wall + (searched[i].elapsed_s if i in searched else 0.0),
                 **extra,
             )
     return results

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from gnc_jax.geometry import tammes_margin, validate_configuration
 from gnc_jax.objectives import TAMMES
 from gnc_jax.polish import polish
 from gnc_jax.solve import ValidatedSettings, geometric, run_schedule
@@ -107,18 +108,16 @@ class SearchResult(NamedTuple):
     history: tuple  # (round, elapsed_s, best min angle in degrees) after every polish
 
 
-def min_chord(W) -> float:
-    """Exact minimum chord min_{i<j} ||w_i - w_j|| of a (d, K) configuration, in float64."""
-    W = np.asarray(W, np.float64)
-    sq = np.sum(W * W, axis=0)
-    D = sq[:, None] + sq[None, :] - 2 * W.T @ W
-    np.fill_diagonal(D, np.inf)
-    i, j = np.unravel_index(np.argmin(D), D.shape)
-    return float(np.linalg.norm(W[:, i] - W[:, j]))
-
-
 def angle_deg(chord: float) -> float:
+    """The angle 2 asin(chord / 2) in degrees (the convention of :mod:`gnc_jax.geometry`)."""
     return float(np.degrees(2 * np.arcsin(min(chord / 2, 1.0))))
+
+
+def split_overrides(overrides: dict) -> tuple[dict, dict]:
+    """Keyword overrides split into :class:`SearchSettings` fields (given as ``search_<field>``) and
+    the rest (solver settings)."""
+    search = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
+    return search, {k: v for k, v in overrides.items() if not k.startswith("search_")}
 
 
 def _chords2(X):
@@ -209,13 +208,12 @@ def _programs(d: int, K: int, s: SearchSettings):
     return init, search_round
 
 
-def _check_seeds(seeds, d: int, K: int, R: int) -> np.ndarray:
-    out = []
-    for W in seeds:
-        A = np.asarray(W, np.float64)
-        if A.shape != (d, K) or not np.all(np.isfinite(A)):
-            raise ValueError(f"seeds must be finite ({d}, {K}) configurations, got shape {A.shape}")
-        out.append(A / np.linalg.norm(A, axis=0))
+def _check_seeds(seeds, d: int, K: int, R: int) -> tuple[np.ndarray, int]:
+    """The given configurations, validated and normalised, in an (R, d, K) array, and their count."""
+    out = [validate_configuration(W, "seeds") for W in seeds]
+    for A in out:
+        if A.shape != (d, K):
+            raise ValueError(f"seeds must be ({d}, {K}) configurations, got shape {A.shape}")
     padded = np.zeros((R, d, K))
     for i, A in enumerate(out[:R]):
         padded[i] = A
@@ -264,7 +262,7 @@ def search_tammes(
         W = np.asarray(X[int(np.argmax(c))], np.float64)
         out, _ = polish(TAMMES, {"W": W}, max_iter=s.polish_iters)
         for cand in (W, out["W"]):
-            chord = min_chord(cand)
+            chord = tammes_margin(cand)
             if chord > best * (1 + 1e-10):
                 last_gain = rounds
             if chord > best:

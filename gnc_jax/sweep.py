@@ -35,7 +35,7 @@ import jax
 import numpy as np
 
 from gnc_jax import batch, store
-from gnc_jax.search import SearchSettings
+from gnc_jax.search import SearchSettings, split_overrides
 from gnc_jax.solve import SolverSettings
 from gnc_jax.ufm import UFMSettings, solve_ufm_instances
 
@@ -94,8 +94,7 @@ def _settings(problem: str, overrides: dict):
     """The solver settings and, for the arrangement problems, the search settings (``search_*``)."""
     if problem == "ufm":
         return UFMSettings().replace(**overrides), None
-    search = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
-    rest = {k: v for k, v in overrides.items() if not k.startswith("search_")}
+    search, rest = split_overrides(overrides)
     return SolverSettings().replace(**rest), SearchSettings().replace(**search)
 
 

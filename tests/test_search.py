@@ -9,7 +9,7 @@ import pytest
 from conftest import DATA, known_tammes
 
 import gnc_jax
-from gnc_jax.search import SearchSettings, angle_deg, min_chord, search_tammes
+from gnc_jax.search import SearchSettings, angle_deg, search_tammes
 
 SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600, polish_every=5)
 
@@ -18,14 +18,6 @@ def dev_target(K):
     """Best-known min angle of the development set (a copy of shared/reference/tammes_d3_dev.csv)."""
     with open(DATA / "tammes_d3_dev.csv") as f:
         return {int(r["K"]): float(r["best_known_min_angle_deg"]) for r in csv.DictReader(f)}[K]
-
-
-def test_min_chord_is_the_numpy_minimum_distance():
-    rng = np.random.default_rng(0)
-    W = rng.standard_normal((4, 9))
-    W /= np.linalg.norm(W, axis=0)
-    D = np.linalg.norm(W[:, :, None] - W[:, None, :], axis=0) + np.diag(np.full(9, np.inf))
-    assert min_chord(W) == pytest.approx(D.min(), abs=1e-15)
 
 
 def test_search_reaches_a_best_known_code_the_annealer_misses():
@@ -64,7 +56,7 @@ def test_time_limit_and_interrupt_return_the_best_so_far():
         3, 16, jax.random.key(0), SMALL.replace(rounds=10**6, patience=10**6), time_limit=1e-3
     )
     assert res.stopped_by == "time_limit" and res.rounds == 0 and res.W.shape == (3, 16)
-    assert res.min_chord == pytest.approx(min_chord(res.W), abs=0)
+    assert res.min_chord == pytest.approx(gnc_jax.tammes_margin(res.W), abs=0)
 
     class CtrlC(io.StringIO):  # Ctrl-C arrives while the second progress line is written
         def write(self, text):
