@@ -27,10 +27,14 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from gnc_jax import geometry, metrics
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
 from gnc_jax.search import SearchSettings, search_tammes, split_overrides
-from gnc_jax.solve import CONVERGED, MAX_STEPS, NONFINITE, STATUS_NAMES, SolverSettings, axis_map, solve_pair
+from gnc_jax.solve import NONFINITE, STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
+from gnc_jax.status import Status
+from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
+from gnc_jax.sphere import normalize_columns
 
 TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
 
@@ -53,7 +57,14 @@ class Solution:
       rattlers: indices of rattlers of W for the solved problem (Definition 3.4 for softmax codes,
         points with a farther nearest neighbour for Tammes), at tolerance ``rattler_tol``.
       certificate_gap: largest Frank-Wolfe gap of the K QPs (<= 1e-12 certifies the distances).
-      status: 'converged', 'max_steps' or 'nonfinite'.
+      status: a :class:`gnc_jax.status.Status`: ``optimal`` only where the certified value attains
+        a proven optimum (Theorem 3.3 / :func:`gnc_jax.theory.tammes_closed_form`) to 1e-12;
+        otherwise the SLP polish's ``stationary`` (its LP predicts no decrease of the max: first-order
+        conditions), ``stalled``, ``max_steps`` or ``failed``; without the polish the annealer's
+        ``stalled`` (score change <= ``converged_tol``), ``max_steps``; ``nonfinite``.
+      residual: the number that decided the status: the gap to the proven optimum (optimal), the
+        LP's last predicted decrease of the max (polish), or the annealer's last score change.
+      status_note: why an inner solver failed ('' otherwise).
       restarts: population size used.
       hits: how many members of the final population reached the best score to 1e-9.
       wall_s: wall time of the bucket call (compile included) divided among its pairs.
@@ -73,10 +84,12 @@ class Solution:
     distances: np.ndarray
     rattlers: np.ndarray
     certificate_gap: float
-    status: str
+    status: Status
     restarts: int
     hits: int
     wall_s: float
+    residual: float = float("nan")
+    status_note: str = ""
     n: int | None = None
     H: np.ndarray | None = None
     gnc1: float | None = None
@@ -99,7 +112,8 @@ class Solution:
             "rho_lower": self.rho_lower,
             "n_rattlers": self.n_rattlers,
             "certificate_gap": self.certificate_gap,
-            "status": self.status,
+            "status": str(self.status),
+            "residual": self.residual,
             "restarts": self.restarts,
             "hits": self.hits,
             "wall_s": self.wall_s,
@@ -119,7 +133,7 @@ def bucket_size(n: int, minimum: int = 2) -> int:
     for s in _SIZES:
         if s >= max(n, minimum):
             return s
-    raise ValueError(f"size {n} is too large")
+    raise InvalidArgument(f"size {n} is too large")
 
 
 def _positive_ints(name: str, values, minimum: int = 2) -> list[int]:
@@ -127,15 +141,17 @@ def _positive_ints(name: str, values, minimum: int = 2) -> list[int]:
     try:
         vals = list(vals)
     except TypeError:
-        raise ValueError(f"{name} must be an integer or a sequence of integers, got {values!r}") from None
+        raise InvalidArgument(
+            f"{name} must be an integer or a sequence of integers, got {values!r}"
+        ) from None
     if not vals:
-        raise ValueError(f"{name} is empty")
+        raise InvalidArgument(f"{name} is empty")
     out = []
     for v in vals:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise ValueError(f"{name} must hold integers, got {v!r}")
+            raise InvalidArgument(f"{name} must hold integers, got {v!r}")
         if v < minimum:
-            raise ValueError(f"{name} must be >= {minimum}, got {v}")
+            raise InvalidArgument(f"{name} must be >= {minimum}, got {v}")
         out.append(int(v))
     return out
 
@@ -158,10 +174,10 @@ def restart_constraint(n_dev: int):
 def resolve_key(key, seed) -> jax.Array:
     """The PRNG key from exactly one of ``key`` (a jax.random key) and ``seed`` (an int >= 0)."""
     if (key is None) == (seed is None):
-        raise ValueError("give exactly one of key (a jax.random key) or seed (an int)")
+        raise InvalidArgument("give exactly one of key (a jax.random key) or seed (an int)")
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+            raise InvalidArgument(f"seed must be an integer >= 0, got {seed!r}")
         key = jax.random.key(int(seed))
     return key
 
@@ -174,7 +190,10 @@ def _bucket_solver(problem: Problem, settings: SolverSettings, d_max: int, K_max
         TRACE_COUNT["solve"] += 1
         pair = functools.partial(solve_pair, problem, settings, d_max, K_max, constrain=constrain)
         res = axis_map(pair, keys.shape[0])(keys, ds, Ks)
-        return res, {k: v.astype(jnp.float64) for k, v in res.params.items()}
+        params = {k: v.astype(jnp.float64) for k, v in res.params.items()}
+        if settings.dtype != "float64":  # back onto the sphere in float64 before anything is certified
+            params = {k: normalize_columns(v) for k, v in params.items()}
+        return res, params
 
     return jax.jit(run)
 
@@ -218,12 +237,12 @@ def _certify(params, dims, K_max):
 def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
     """Exact SLP polish of each pair's best configuration (host, float64); ``params`` (padded arrays)
     are updated in place. HardMax features are polished from where the solver left them. Returns
-    per pair whether the polish converged, or None where it was skipped (too many unknowns)."""
-    converged = []
+    per pair its :class:`gnc_jax.polish.PolishResult`, or None where it was skipped (too many unknowns)."""
+    results = []
     n = problem.features_per_class
     for slot, (dd, kk) in enumerate(dims):
         if (dd - 1) * kk * (1 + n) > max_unknowns:
-            converged.append(None)
+            results.append(None)
             continue
         Wi = np.array(params["W"][slot, :dd, :kk])
         pair = {"W": Wi}
@@ -235,12 +254,23 @@ def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
             # unit vector will do there, take w_k.
             H = geometry.features_from_weights(Wi, sep.weights[slot, :kk, :kk])
             pair["H"] = np.where(np.isnan(H), Wi, H)
-        out, ok = polish(problem, pair, max_iter=iters)
-        params["W"][slot, :dd, :kk] = out["W"]
+        res = polish(problem, pair, max_iter=iters)
+        params["W"][slot, :dd, :kk] = res.params["W"]
         if problem.name == "hardmax":
-            params["H"][slot, :dd, : n * kk] = out["H"]
-        converged.append(ok)
-    return converged
+            params["H"][slot, :dd, : n * kk] = res.params["H"]
+        results.append(res)
+    return results
+
+
+def _gap_to_proven_optimum(problem: str, d: int, K: int, sep, slot) -> float | None:
+    """How far the certified value is from the proven optimum of the pair (None where none is known):
+    Theorem 3.3's rho for softmax codes and HardMax (compared with the certified lower bound), the
+    closed-form max-cosine for Tammes."""
+    if problem == "tammes":
+        best = tammes_closed_form(d, K)
+        return None if best is None else float(sep.max_cos[slot]) - best
+    closed = softmax_code_closed_form(d, K)
+    return None if closed is None else closed[0] - float(sep.rho_lower[slot])
 
 
 def _problem_score(problem: str, sep, slot):
@@ -254,16 +284,18 @@ def _initial_configs(initial, pairs) -> dict[int, list[np.ndarray]]:
     if initial is None:
         return {}
     if not isinstance(initial, dict):
-        raise ValueError(f"initial must be a dict {{(d, K): configuration(s)}}, got {type(initial).__name__}")
+        raise InvalidArgument(
+            f"initial must be a dict {{(d, K): configuration(s)}}, got {type(initial).__name__}"
+        )
     out = {}
     for pair, configs in initial.items():
         if pair not in pairs:
-            raise ValueError(f"initial names the pair {pair!r}, which is not among the pairs solved")
+            raise InvalidArgument(f"initial names the pair {pair!r}, which is not among the pairs solved")
         configs = [configs] if np.ndim(configs) == 2 else list(configs)
         checked = [geometry.validate_configuration(A, "initial") for A in configs]
         for A in checked:
             if A.shape != tuple(pair):
-                raise ValueError(f"initial[{pair!r}] must have shape {tuple(pair)}, got {A.shape}")
+                raise InvalidArgument(f"initial[{pair!r}] must have shape {tuple(pair)}, got {A.shape}")
         for i, p in enumerate(pairs):
             if p == tuple(pair):
                 out[i] = checked
@@ -345,10 +377,10 @@ def solve_pairs(
     prob = get_problem(problem, n)
     pairs = list(pairs)
     if not pairs:
-        raise ValueError("pairs is empty")
+        raise InvalidArgument("pairs is empty")
     for pair in pairs:
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise ValueError(f"pairs must hold (d, K) tuples, got {pair!r}")
+            raise InvalidArgument(f"pairs must hold (d, K) tuples, got {pair!r}")
         _positive_ints("d", pair[0])
         _positive_ints("K", pair[1])
     pairs = [(int(dd), int(kk)) for dd, kk in pairs]
@@ -389,7 +421,8 @@ def solve_pairs(
         if members[0] in solved:
             found = searched[members[0]]
             params = {"W": found.W[None].copy()}
-            status, hits, restarts = np.array([CONVERGED]), [found.hits], search.population
+            status, hits, restarts = np.array([STALLED]), [found.hits], search.population
+            residual = np.array([np.nan])
         else:
             n_pad = _pad_pairs(len(members))
             idx = members + [members[0]] * (n_pad - len(members))
@@ -400,6 +433,7 @@ def solve_pairs(
             res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
             params = {k: np.array(v) for k, v in params.items()}
             status, restarts = np.array(res.status), settings.restarts
+            residual = np.array(res.change, np.float64)
             hits = [int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)]
         sep = _certify(params, dims, K_max)
         # Cross-seeding: a better configuration from the search or from ``initial`` replaces the
@@ -422,13 +456,15 @@ def solve_pairs(
         if swapped:
             sep = _certify(params, dims, K_max)
         W = params["W"]
+        statuses = [STATUS_NAMES[int(v)] for v in status]
+        notes = [""] * len(members)
         if settings.lp_polish_iters:
-            ok = _polish_bucket(
+            polished = _polish_bucket(
                 prob, params, sep, dims, settings.lp_polish_iters, settings.lp_polish_max_unknowns
             )
-            for slot, polished in enumerate(ok):
-                if polished is not None and status[slot] != NONFINITE:
-                    status[slot] = CONVERGED if polished else MAX_STEPS
+            for slot, res in enumerate(polished):
+                if res is not None and status[slot] != NONFINITE:
+                    statuses[slot], residual[slot], notes[slot] = res.status, res.residual, res.note
             sep = _certify(params, dims, K_max)
         wall = (time.perf_counter() - t0) / len(members)
         for slot, i in enumerate(members):
@@ -442,6 +478,9 @@ def solve_pairs(
                 ratt = geometry.above_minimum(dist, rattler_tol)
             else:  # bounded certification: certainly rattlers
                 ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + rattler_tol)
+            gap = _gap_to_proven_optimum(problem, dd, kk, sep, slot)
+            if gap is not None and gap <= 1e-12 and statuses[slot] != Status.NONFINITE:
+                statuses[slot], residual[slot] = Status.OPTIMAL, max(gap, 0.0)
             extra = {}
             if problem == "hardmax":
                 Hi = np.array(params["H"][slot, :dd, : n * kk])
@@ -460,7 +499,9 @@ def solve_pairs(
                 distances=dist,
                 rattlers=ratt,
                 certificate_gap=float(sep.certificate_gap[slot]),
-                status=STATUS_NAMES[int(status[slot])],
+                status=statuses[slot],
+                residual=float(residual[slot]),
+                status_note=notes[slot],
                 restarts=restarts,
                 hits=hits[slot],
                 wall_s=wall + (searched[i].elapsed_s if i in searched else 0.0),

@@ -1,16 +1,19 @@
 """`gnc-jax`: a thin command-line layer over the API.
 
-Exit status 0 on success, 2 on bad input (one line on stderr), 1 on an internal failure.
+Exit status 0 on success, 2 on bad arguments (one line on stderr, before any computation), 1 on a failure
+inside the computation (one line; `--debug` or GNC_JAX_DEBUG=1 shows the traceback).
 Results go to stdout (``--format table`` or ``json`` lines), progress to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import json
+import math
 import os
 import sys
+
+from gnc_jax.errors import InvalidArgument
 
 USAGE_ERROR, INTERNAL_ERROR = 2, 1
 
@@ -115,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="gnc-jax", description="Softmax codes, Tammes codes and generalized neural collapse."
     )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of a failure (also GNC_JAX_DEBUG=1)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     solve = sub.add_parser("solve", help="solve an arrangement problem for every (d, K) of a grid")
     solve.add_argument("problem", choices=["tammes", "softmax-code", "hardmax", "ufm", "ufm-imbalanced"])
@@ -153,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         "DIR/{problem}_d{d}_K{K}_n{n}[_tau{tau}]_W.npy and ..._H.npy (d, n K)",
     )
     solve.add_argument("--format", choices=["table", "json"], default="table")
-    net = sub.add_parser("verify-network", help="train a network and measure GNC1-3 against rho*")
+    net = sub.add_parser("verify-network", help="train a network; GNC1-3 against the best found rho")
     net.add_argument("--dataset", choices=["digits", "gaussian"], default="digits")
     net.add_argument("--d", type=_int_at_least("d", 2), default=3, help="feature dimension")
     net.add_argument("--tau", default="0.1", help="temperature > 0")
@@ -834,6 +840,9 @@ def cmd_plot(args) -> int:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("GNC_JAX_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]
     try:
         args = parser.parse_args(argv)
         commands = {
@@ -848,10 +857,7 @@ def main(argv=None) -> int:
             "plot": cmd_plot,
         }
         return commands[args.command](args)
-    except UsageError as e:
-        print(f"gnc-jax: error: {e}", file=sys.stderr)
-        return USAGE_ERROR
-    except ValueError as e:  # validation errors from the API name the argument
+    except (UsageError, InvalidArgument) as e:  # bad arguments, found before any computation
         print(f"gnc-jax: error: {e}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
@@ -862,8 +868,13 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
-    except Exception as e:  # noqa: BLE001 - one line, never a traceback
-        print(f"gnc-jax: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - a failure inside the computation: one line
+        if debug:
+            raise
+        print(
+            f"gnc-jax: failed: {type(e).__name__}: {e} (--debug or GNC_JAX_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         return INTERNAL_ERROR
 
 

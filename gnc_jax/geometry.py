@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import hull
+from gnc_jax.errors import InvalidArgument
 
 
 def validate_configuration(W, name: str = "W", unit: bool = True) -> np.ndarray:
@@ -28,17 +29,17 @@ def validate_configuration(W, name: str = "W", unit: bool = True) -> np.ndarray:
     try:
         A = np.asarray(W, dtype=np.float64)
     except (TypeError, ValueError) as e:
-        raise ValueError(f"{name} must be a real array of shape (d, K): {e}") from None
+        raise InvalidArgument(f"{name} must be a real array of shape (d, K): {e}") from None
     if A.ndim != 2:
-        raise ValueError(f"{name} must have shape (d, K), got an array of shape {A.shape}")
+        raise InvalidArgument(f"{name} must have shape (d, K), got an array of shape {A.shape}")
     d, K = A.shape
     if d < 2 or K < 2:
-        raise ValueError(f"{name} must have shape (d, K) with d >= 2 and K >= 2, got {A.shape}")
+        raise InvalidArgument(f"{name} must have shape (d, K) with d >= 2 and K >= 2, got {A.shape}")
     if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} contains NaN or inf")
+        raise InvalidArgument(f"{name} contains NaN or inf")
     norms = np.linalg.norm(A, axis=0)
     if np.any(norms == 0):
-        raise ValueError(f"{name} has zero columns {np.flatnonzero(norms == 0).tolist()}")
+        raise InvalidArgument(f"{name} has zero columns {np.flatnonzero(norms == 0).tolist()}")
     return A / norms if unit else A
 
 
@@ -156,7 +157,7 @@ def separation(W, directions=None) -> Separation:
     if directions is not None:
         dirs = validate_configuration(directions, "directions")
         if dirs.shape != A.shape:
-            raise ValueError(f"directions must have the shape of W {A.shape}, got {dirs.shape}")
+            raise InvalidArgument(f"directions must have the shape of W {A.shape}, got {dirs.shape}")
     if d <= EXACT_MAX_D:
         return _separation_from_jit(jnp.asarray(A), mask, hull.one_vs_rest_screened(A, dirs))
     lower = np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(dirs)))
@@ -206,7 +207,7 @@ def max_cos(W) -> float:
 
 def _check_tol(tol):
     if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+        raise InvalidArgument(f"tol must be a finite number >= 0, got {tol!r}")
 
 
 def above_minimum(values, tol: float) -> np.ndarray:

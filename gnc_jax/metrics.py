@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from gnc_jax import geometry
+from gnc_jax.errors import InvalidArgument
 
 PINV_RTOL = 1e-12
 
@@ -30,18 +31,20 @@ def class_major_labels(K: int, n: int) -> np.ndarray:
 def _features(H, labels, K=None):
     H = np.asarray(H, dtype=np.float64)
     if H.ndim != 2 or H.shape[1] < 1:
-        raise ValueError(f"H must be a (d, N) array of features, got shape {H.shape}")
+        raise InvalidArgument(f"H must be a (d, N) array of features, got shape {H.shape}")
     if not np.all(np.isfinite(H)):
-        raise ValueError("H contains NaN or inf")
+        raise InvalidArgument("H contains NaN or inf")
     y = np.asarray(labels)
     if y.shape != (H.shape[1],) or not np.issubdtype(y.dtype, np.integer):
-        raise ValueError(f"labels must be {H.shape[1]} integers (one per column of H), got shape {y.shape}")
+        raise InvalidArgument(
+            f"labels must be {H.shape[1]} integers (one per column of H), got shape {y.shape}"
+        )
     K = int(y.max()) + 1 if K is None else K
     if y.min() < 0 or y.max() >= K:
-        raise ValueError(f"labels must lie in [0, {K}), got range [{y.min()}, {y.max()}]")
+        raise InvalidArgument(f"labels must lie in [0, {K}), got range [{y.min()}, {y.max()}]")
     counts = np.bincount(y, minlength=K)
     if np.any(counts == 0):
-        raise ValueError(
+        raise InvalidArgument(
             f"every class needs a feature; classes {np.flatnonzero(counts == 0).tolist()} have none"
         )
     return H, y, K, counts
@@ -80,7 +83,7 @@ def _check_pair(W, H, labels):
     W = geometry.validate_configuration(W, name="W", unit=False)
     H, y, K, _ = _features(H, labels, W.shape[1])
     if H.shape[0] != W.shape[0]:
-        raise ValueError(f"H has {H.shape[0]} rows but W has d = {W.shape[0]}")
+        raise InvalidArgument(f"H has {H.shape[0]} rows but W has d = {W.shape[0]}")
     return W, H, y, K
 
 
@@ -95,7 +98,7 @@ def ncc_accuracy(H, labels, means=None) -> float:
     H, y, K, _ = _features(H, labels)
     M = class_means(H, y, K) if means is None else np.asarray(means, dtype=np.float64)
     if M.ndim != 2 or M.shape[0] != H.shape[0]:
-        raise ValueError(f"means must be (d, K) with d = {H.shape[0]}, got shape {M.shape}")
+        raise InvalidArgument(f"means must be (d, K) with d = {H.shape[0]}, got shape {M.shape}")
     d2 = np.sum(H**2, axis=0)[:, None] - 2 * H.T @ M + np.sum(M**2, axis=0)[None, :]
     return float(np.mean(np.argmin(d2, axis=1) == y))
 
@@ -106,7 +109,7 @@ def nc2_etf_distance(W) -> float:
     W = geometry.validate_configuration(W, name="W", unit=False)
     d, K = W.shape
     if d + 1 < K:
-        raise ValueError(f"NC2 needs K <= d + 1 (a simplex ETF exists), got d={d}, K={K}")
+        raise InvalidArgument(f"NC2 needs K <= d + 1 (a simplex ETF exists), got d={d}, K={K}")
     G = W.T @ W
     E = np.eye(K) - np.ones((K, K)) / K
     return float(np.linalg.norm(G / np.linalg.norm(G) - E / np.linalg.norm(E)))

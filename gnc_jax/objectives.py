@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.geometry import pair_mask
 from gnc_jax.sphere import normalize_columns, padded_points, tangent_project
 
@@ -195,7 +196,7 @@ def hardmax_problem(n: int, name: str = "hardmax") -> Problem:
     """The HardMax problem (5) with n features per class (one Problem object per n, so that compiled
     solvers are cached per n)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+        raise InvalidArgument(f"n must be an integer >= 1, got {n!r}")
     return Problem(
         name,
         ("W", "H"),
@@ -215,8 +216,8 @@ def get_problem(name: str, n: int = 1) -> Problem:
     """Look up a problem: 'tammes', 'softmax-code', or 'hardmax' with n features per class."""
     if name == "hardmax":
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be an integer >= 1, got {n!r}")
+            raise InvalidArgument(f"n must be an integer >= 1, got {n!r}")
         return hardmax_problem(int(n))
     if name not in PROBLEMS:
-        raise ValueError(f"problem must be one of {list(NAMES)}, got {name!r}")
+        raise InvalidArgument(f"problem must be one of {list(NAMES)}, got {name!r}")
     return PROBLEMS[name]

@@ -17,28 +17,43 @@ solve); the LP is solved by HiGHS through ``scipy.optimize.linprog``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
 from gnc_jax.objectives import Problem
+from gnc_jax.status import Status
 
 
 def _tangent_bases(X: np.ndarray) -> np.ndarray:
-    """(K, d, d-1): an orthonormal basis of the tangent space at each column of X."""
+    """(K, d, d-1): an orthonormal basis of the tangent space at each column of X.
+
+    The Householder reflection H = I - 2 v v^T / |v|^2 with v = x + sign(x_1) e_1 maps e_1 to
+    -sign(x_1) x, so its other d - 1 columns are an orthonormal basis of x's complement.
+    """
     d, K = X.shape
-    out = np.empty((K, d, d - 1))
-    for k in range(K):
-        Q, _ = np.linalg.qr(np.concatenate([X[:, k : k + 1], np.eye(d)], axis=1))
-        out[k] = Q[:, 1:d]
-    return out
+    v = X.T.copy()
+    v[:, 0] += np.where(X[0] >= 0, 1.0, -1.0)
+    H = np.eye(d)[None] - 2.0 * v[:, :, None] * v[:, None, :] / np.sum(v * v, axis=1)[:, None, None]
+    return H[:, :, 1:]
 
 
-def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 1e-3) -> tuple[dict, bool]:
-    """SLP polish of one unpadded configuration; returns (params, converged).
+class PolishResult(NamedTuple):
+    params: dict  # the polished configuration (never worse than the given one)
+    status: Status  # STATIONARY, STALLED, MAX_STEPS or FAILED (see below)
+    residual: float  # the last LP's predicted decrease of the max (nan if no LP was solved)
+    note: str  # the LP solver's message when it failed, else ''
 
-    ``converged`` is True when the LP predicts no further decrease (or the trust region collapsed)
-    before ``max_iter`` iterations.
+
+def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 1e-3) -> PolishResult:
+    """SLP polish of one unpadded configuration.
+
+    Status: ``stationary`` when the LP predicts no decrease (<= 1e-16) of the max within the trust
+    region: no first-order descent direction exists (the residual is that prediction); ``stalled``
+    when the trust region collapsed below 1e-15 while the LP still predicted a decrease; ``max_steps``
+    after ``max_iter`` iterations; ``failed`` when HiGHS did not solve an LP (its message is kept).
 
     Args:
       problem: the arrangement problem (its ``terms``; the max over distinct pairs is minimised).
@@ -55,7 +70,7 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         return float(np.max(np.asarray(problem.terms(X))[off]))
 
     f = value(X)
-    r = radius
+    r, predicted = radius, float("nan")
     for _ in range(max_iter):
         T = np.asarray(problem.terms(X))
         # A term depends on at most 3 columns with gradient norm <= 2 each, so a step with
@@ -79,12 +94,12 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         b_ub = (f - T_act) / r
         lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(-1.0, 1.0)] * n_u + [(None, None)], method="highs")
         if lp.status != 0:
-            return X, False
+            return PolishResult(X, Status.FAILED, predicted, f"LP: {lp.message}")
         u = np.zeros(A.shape[1])
         u[used] = r * lp.x[:-1]
         predicted = f - np.max(T_act + A @ u)  # the linear model's decrease, evaluated exactly
         if predicted <= 1e-16:
-            return X, True
+            return PolishResult(X, Status.STATIONARY, predicted, "")
         X_new, i = {}, 0
         for n in names:
             B = _tangent_bases(X[n])
@@ -99,5 +114,5 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
             X, f = X_new, f_new
         r = r * 2 if ratio > 0.75 else r / 4 if ratio < 0.25 else r
         if r < 1e-15:
-            return X, True
-    return X, False
+            return PolishResult(X, Status.STALLED, predicted, "")
+    return PolishResult(X, Status.MAX_STEPS, predicted, "")

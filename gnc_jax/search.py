@@ -17,14 +17,18 @@ structure instead of the coordinates. Every round, each member of a population o
 4. is **kept** if its exact minimum chord beats c (an exact float64 comparison of real
    configurations, so a member never gets worse).
 
-After each round the worst eighth of the population is replaced by copies of the best eighth. Every
-``polish_every`` rounds the best member gets the exact SLP polish (:mod:`gnc_jax.polish`) on the host,
-and the best polished configuration so far is what the search returns: the run can stop at any
-round (round cap, ``time_limit``, Ctrl-C) and returns the best certified configuration found.
+After each round the worst eighth of the population is replaced by copies of the best eighth, and
+the ``polish_per_round`` members that changed in the round with the largest chords get the exact SLP
+polish (:mod:`gnc_jax.polish`) on the host. The in-loop finish leaves configurations 1e-6..2e-4
+(relative chord) below their exact local optimum at K = 70, more than the gap between competing optima
+there (4e-7), so only polished chords decide which configuration is best; a polished configuration
+goes back into its member's slot. The best polished configuration so far is what the search returns:
+the run can stop at any round (round cap, patience, ``time_limit``, Ctrl-C).
 
-The in-loop finish leaves configurations ~1e-3 deg below their exact local optimum at K ~ 70, more
-than the gap between competing optima there (2e-5 deg at K = 70), so selection becomes noisy for
-large K; the polish of the best closes the gap for reporting, not for selection (see the README).
+A population freezes once its members sit at their local optima (no move is accepted any more); after
+``restart_after`` rounds without a gain of the best polished chord the whole population is drawn and
+annealed afresh (the best so far is kept aside). At K >= 70 most of the success comes from these
+restarts: each is a new chance at the best basin.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.geometry import tammes_margin, validate_configuration
 from gnc_jax.objectives import TAMMES
 from gnc_jax.polish import polish
@@ -55,13 +60,15 @@ class SearchSettings(ValidatedSettings):
       rounds: search rounds at most (0: none).
       patience: stop after this many rounds without a gain of the best polished chord by more than
         1e-10 (relative).
+      restart_after: a fresh population after this many rounds without such a gain (0: never).
       init_steps: steps of the initial anneal (t 0.1 -> 1e-9) of every member.
       relax_steps: Adam steps of the overlap-penalty relaxation per round.
       finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round.
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
-      polish_every: exact SLP polish of the best member every this many rounds.
+      polish_per_round: members polished per round at most (those changed in the round with the
+        largest chords).
       polish_iters: iterations of that polish.
       min_K, max_K: :func:`gnc_jax.solve_pairs` runs the search for pairs with min_K <= K <= max_K
         (below min_K the annealer alone reaches every proven optimum; above max_K a population of
@@ -69,23 +76,24 @@ class SearchSettings(ValidatedSettings):
     """
 
     population: int = 32
-    rounds: int = 100
-    patience: int = 30
+    rounds: int = 200
+    patience: int = 60
+    restart_after: int = 20
     init_steps: int = 2000
     relax_steps: int = 300
     finish_steps: int = 300
     max_moves: int = 0
     growth: float = 0.01
     holes_per_point: int = 8
-    polish_every: int = 10
-    polish_iters: int = 50
+    polish_per_round: int = 2
+    polish_iters: int = 100
     min_K: int = 13
     max_K: int = 512
 
     def __post_init__(self):
         self._require_ints(("population", "init_steps", "relax_steps", "finish_steps"), 1)
-        self._require_ints(("holes_per_point", "polish_every", "polish_iters", "patience"), 1)
-        self._require_ints(("rounds", "max_moves", "min_K", "max_K"), 0)
+        self._require_ints(("holes_per_point", "polish_per_round", "polish_iters", "patience"), 1)
+        self._require_ints(("rounds", "max_moves", "min_K", "max_K", "restart_after"), 0)
         self._require_positive(("growth",))
 
     def moves_for(self, K: int) -> int:
@@ -104,8 +112,9 @@ class SearchResult(NamedTuple):
     elapsed_s: float  # wall time, compilation included
     interrupted: bool  # stopped by Ctrl-C (the result is the best so far)
     stopped_by: str  # 'rounds', 'patience', 'time_limit' or 'interrupt'
-    hits: int  # members of the final population within 1e-9 (relative) of its best chord
-    history: tuple  # (round, elapsed_s, best min angle in degrees) after every polish
+    hits: int  # polished configurations within 1e-9 (relative) of the best chord
+    restarts: int  # fresh populations drawn after the first
+    history: tuple  # (round, elapsed_s, best min angle in degrees) after every gain and every 10 rounds
 
 
 def angle_deg(chord: float) -> float:
@@ -213,7 +222,7 @@ def _check_seeds(seeds, d: int, K: int, R: int) -> tuple[np.ndarray, int]:
     out = [validate_configuration(W, "seeds") for W in seeds]
     for A in out:
         if A.shape != (d, K):
-            raise ValueError(f"seeds must be ({d}, {K}) configurations, got shape {A.shape}")
+            raise InvalidArgument(f"seeds must be ({d}, {K}) configurations, got shape {A.shape}")
     padded = np.zeros((R, d, K))
     for i, A in enumerate(out[:R]):
         padded[i] = A
@@ -247,36 +256,31 @@ def search_tammes(
     """
     s = settings or SearchSettings()
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise ValueError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+        raise InvalidArgument(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     t0 = time.perf_counter()
     seeds, n_seeds = _check_seeds(seeds, d, K, s.population)
     init, search_round = _programs(d, K, s)
     k_init, k_rounds = jax.random.split(key)
     X, c = init(k_init, jnp.asarray(seeds), n_seeds)
-    best_W, best = None, -1.0
+    best_W, best, polished = None, -1.0, []
+    # The given seeds are exact configurations already: they compete as they are.
+    for W in seeds[:n_seeds]:
+        if tammes_margin(W) > best:
+            best_W, best = W, tammes_margin(W)
     history = []
+    rounds, restarts, last_gain, stopped_by = 0, 0, 0, "rounds"
 
-    def polish_best(X, c, rounds):
-        nonlocal best_W, best, last_gain
-        c = np.asarray(c)
-        W = np.asarray(X[int(np.argmax(c))], np.float64)
-        out, _ = polish(TAMMES, {"W": W}, max_iter=s.polish_iters)
-        for cand in (W, out["W"]):
-            chord = tammes_margin(cand)
-            if chord > best * (1 + 1e-10):
-                last_gain = rounds
-            if chord > best:
-                best_W, best = cand, chord
+    def report():
         history.append((rounds, time.perf_counter() - t0, angle_deg(best)))
         if progress is not None:
             print(
-                f"search tammes d={d} K={K}: best {angle_deg(best):.9f} deg after round {rounds}, "
-                f"{history[-1][1]:.1f} s",
+                f"search tammes d={d} K={K}: best {angle_deg(best):.9f} deg after round {rounds} "
+                f"({restarts} restarts), {history[-1][1]:.1f} s",
                 file=progress,
                 flush=True,
             )
 
-    rounds, stopped_by, last_gain = 0, "rounds", 0
+    previous = np.full(s.population, -1.0)
     try:
         while rounds < s.rounds:
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
@@ -284,23 +288,46 @@ def search_tammes(
                 break
             X, c = search_round(jax.random.fold_in(k_rounds, rounds), X, c)
             rounds += 1
-            if rounds % s.polish_every == 0:
-                polish_best(X, c, rounds)
+            c_host, X_host = np.asarray(c), None
+            changed = np.flatnonzero(c_host != previous)
+            previous = c_host
+            for i in changed[np.argsort(-c_host[changed])][: s.polish_per_round]:
+                X_host = np.array(X) if X_host is None else X_host
+                out = polish(TAMMES, {"W": X_host[i]}, max_iter=s.polish_iters).params
+                X_host[i] = out["W"]
+                chord = tammes_margin(out["W"])
+                polished.append(chord)
+                if chord > best * (1 + 1e-10):
+                    last_gain = rounds
+                if chord > best:
+                    best_W, best = out["W"], chord
+            if X_host is not None:  # polished members go back (their chord for selection is kept)
+                X = jnp.asarray(X_host)
+            report()
             if rounds - last_gain >= s.patience:
                 stopped_by = "patience"
                 break
+            if s.restart_after and (rounds - last_gain) % s.restart_after == 0 and rounds > last_gain:
+                restarts += 1
+                X, c = init(jax.random.fold_in(k_init, restarts), jnp.zeros_like(seeds), 0)
+                previous = np.full(s.population, -1.0)
     except KeyboardInterrupt:
         stopped_by = "interrupt"
-    if not history or history[-1][0] != rounds:
-        polish_best(X, c, rounds)
-    c = np.asarray(c)
+    if best_W is None:  # no round ran: polish the best of the initial population
+        c_host = np.asarray(c)
+        out = polish(TAMMES, {"W": np.asarray(X[int(np.argmax(c_host))])}, max_iter=s.polish_iters).params
+        best_W, best = out["W"], tammes_margin(out["W"])
+        polished.append(best)
+    if not history:
+        report()
     return SearchResult(
-        W=best_W,
+        W=np.asarray(best_W, np.float64),
         min_chord=best,
         rounds=rounds,
         elapsed_s=time.perf_counter() - t0,
         interrupted=stopped_by == "interrupt",
         stopped_by=stopped_by,
-        hits=int(np.sum(c >= c.max() * (1 - 1e-9))),
+        hits=int(np.sum(np.asarray(polished) >= best * (1 - 1e-9))),
+        restarts=restarts,
         history=tuple(history),
     )

@@ -30,11 +30,20 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import Problem
 from gnc_jax.sphere import normalize_columns, tangent_project
+from gnc_jax.status import Status
 
-CONVERGED, MAX_STEPS, NONFINITE = 0, 1, 2
-STATUS_NAMES = {CONVERGED: "converged", MAX_STEPS: "max_steps", NONFINITE: "nonfinite"}
+# Status codes inside compiled code (gnc_jax.status names them): STATIONARY is used by the UFM
+# solvers (gradient norm below tolerance), STALLED by the annealer (score change below tolerance).
+STALLED, MAX_STEPS, NONFINITE, STATIONARY = 0, 1, 2, 3
+STATUS_NAMES = {
+    STALLED: Status.STALLED,
+    MAX_STEPS: Status.MAX_STEPS,
+    NONFINITE: Status.NONFINITE,
+    STATIONARY: Status.STATIONARY,
+}
 
 
 class ValidatedSettings:
@@ -44,23 +53,23 @@ class ValidatedSettings:
         for name in names:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-                raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
+                raise InvalidArgument(f"{name} must be an integer >= {minimum}, got {v!r}")
 
     def _require_positive(self, names) -> None:
         for name in names:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+                raise InvalidArgument(f"{name} must be a finite number > 0, got {v!r}")
 
     def _require_dtype(self) -> None:
         if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+            raise InvalidArgument(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
 
     def replace(self, **changes):
         """A copy with some fields changed (validated again)."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
-            raise ValueError(f"unknown settings {sorted(unknown)}")
+            raise InvalidArgument(f"unknown settings {sorted(unknown)}")
         return dataclasses.replace(self, **changes)
 
 
@@ -79,7 +88,7 @@ class SolverSettings(ValidatedSettings):
       hop_scale: perturbation size in units of the typical spacing K^{-1/(d-1)}.
       polish_steps: steps of the final continuation t_end -> polish_t_end.
       polish_t_end: final temperature of the polish.
-      converged_tol: the annealing status is 'converged' when the exact score changed by less than
+      converged_tol: the annealing status is 'stalled' when the exact score changed by less than
         this over the last half of the polish.
       lp_polish_iters: iterations of the exact active-set (SLP) polish of each pair's best
         configuration (:mod:`gnc_jax.polish`); 0 skips it. Its convergence sets the final status.
@@ -112,13 +121,13 @@ class SolverSettings(ValidatedSettings):
             ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end")
         )
         if not self.t_end <= self.t_start:
-            raise ValueError(f"t_end must be <= t_start, got t_end={self.t_end}, t_start={self.t_start}")
+            raise InvalidArgument(f"t_end must be <= t_start, got t_end={self.t_end}, t_start={self.t_start}")
         if not self.t_end <= self.hop_t_start:
-            raise ValueError(f"hop_t_start must be >= t_end, got {self.hop_t_start}")
+            raise InvalidArgument(f"hop_t_start must be >= t_end, got {self.hop_t_start}")
         if not self.polish_t_end <= self.t_end:
-            raise ValueError(f"polish_t_end must be <= t_end, got {self.polish_t_end}")
+            raise InvalidArgument(f"polish_t_end must be <= t_end, got {self.polish_t_end}")
         if not isinstance(self.converged_tol, (int, float)) or not self.converged_tol >= 0:
-            raise ValueError(f"converged_tol must be a number >= 0, got {self.converged_tol!r}")
+            raise InvalidArgument(f"converged_tol must be a number >= 0, got {self.converged_tol!r}")
         self._require_dtype()
 
 
@@ -220,7 +229,8 @@ class PairResult(NamedTuple):
     params: dict  # best member's variables, (d_max, K_max) each
     score: jax.Array  # its exact score (problem.score)
     scores: jax.Array  # (R,) final scores of the whole population
-    status: jax.Array  # CONVERGED / MAX_STEPS / NONFINITE of the best member
+    status: jax.Array  # STALLED / MAX_STEPS / NONFINITE of the best member
+    change: jax.Array  # |score change| of the best member over the second half of the polish phase
 
 
 def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: int, key, d, K, constrain=None):
@@ -292,6 +302,7 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     status = jnp.where(
         ~finite[best] & ~jnp.isfinite(score[best]),
         NONFINITE,
-        jnp.where(jnp.abs(final[best] - mid[best]) <= s.converged_tol, CONVERGED, MAX_STEPS),
+        jnp.where(jnp.abs(final[best] - mid[best]) <= s.converged_tol, STALLED, MAX_STEPS),
     )
-    return PairResult(jax.tree_util.tree_map(lambda a: a[best], params), score[best], score, status)
+    change = jnp.abs(final[best] - mid[best])
+    return PairResult(jax.tree_util.tree_map(lambda a: a[best], params), score[best], score, status, change)

@@ -35,6 +35,7 @@ import jax
 import numpy as np
 
 from gnc_jax import batch, store
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.search import SearchSettings, split_overrides
 from gnc_jax.solve import SolverSettings
 from gnc_jax.ufm import UFMSettings, solve_ufm_instances
@@ -61,22 +62,22 @@ class Instance(NamedTuple):
 def grid(problem: str, ds, Ks, ns=None, taus=None) -> list[Instance]:
     """The instances of a sweep, validated (errors name the argument)."""
     if problem not in PROBLEMS:
-        raise ValueError(f"problem must be one of {PROBLEMS}, got {problem!r}")
+        raise InvalidArgument(f"problem must be one of {PROBLEMS}, got {problem!r}")
     ds, Ks = batch._positive_ints("d", list(ds)), batch._positive_ints("K", list(Ks))
     if problem in ("tammes", "softmax-code"):
         if ns or taus:
-            raise ValueError(f"n and tau do not apply to {problem}")
+            raise InvalidArgument(f"n and tau do not apply to {problem}")
         return [Instance(problem, d, K) for d in ds for K in Ks]
     ns = batch._positive_ints("n", list(ns or [1]), minimum=1)
     if problem == "hardmax":
         if taus:
-            raise ValueError("tau applies to the ufm problem only")
+            raise InvalidArgument("tau applies to the ufm problem only")
         return [Instance(problem, d, K, n) for d in ds for K in Ks for n in ns]
     if not taus:
-        raise ValueError("the ufm problem needs tau")
+        raise InvalidArgument("the ufm problem needs tau")
     taus = [float(t) for t in taus]
     if any(not np.isfinite(t) or t <= 0 for t in taus):
-        raise ValueError(f"tau values must be finite and > 0, got {taus}")
+        raise InvalidArgument(f"tau values must be finite and > 0, got {taus}")
     return [Instance(problem, d, K, n, t) for d in ds for K in Ks for n in ns for t in taus]
 
 
@@ -219,19 +220,19 @@ def sweep(
     """
     instances = grid(problem, ds, Ks, ns, taus)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        raise InvalidArgument(f"seed must be an integer >= 0, got {seed!r}")
     if batch_size is None:
         batch_size = default_batch_size()
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        raise InvalidArgument(f"batch_size must be an integer >= 1, got {batch_size!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        raise InvalidArgument(f"workers must be an integer >= 1, got {workers!r}")
     if not (isinstance(process_count, int) and process_count >= 1 and 0 <= process_index < process_count):
-        raise ValueError(
+        raise InvalidArgument(
             f"process_index must be in [0, process_count), got {process_index} of {process_count}"
         )
     if problem != "ufm" and weight_decay:
-        raise ValueError("weight_decay applies to the ufm problem only")
+        raise InvalidArgument("weight_decay applies to the ufm problem only")
     settings, search = _settings(problem, overrides)
     searched = {"search": dataclasses.asdict(search)} if search is not None else {}
     settings_json = json.dumps(

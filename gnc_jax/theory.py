@@ -6,11 +6,13 @@ import math
 
 import numpy as np
 
+from gnc_jax.errors import InvalidArgument
+
 
 def _check_dK(d, K):
     for name, v in (("d", d), ("K", K)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2:
-            raise ValueError(f"{name} must be an integer >= 2, got {v!r}")
+            raise InvalidArgument(f"{name} must be an integer >= 2, got {v!r}")
 
 
 def regular_polygon(K: int, alpha: float = 0.0) -> np.ndarray:
@@ -28,7 +30,7 @@ def simplex_etf(d: int, K: int) -> np.ndarray:
     """
     _check_dK(d, K)
     if d + 1 < K:
-        raise ValueError(f"K must be <= d + 1 = {d + 1} for a simplex ETF, got K={K}")
+        raise InvalidArgument(f"K must be <= d + 1 = {d + 1} for a simplex ETF, got K={K}")
     M = np.sqrt(K / (K - 1)) * (np.eye(K) - np.ones((K, K)) / K)
     U, _, _ = np.linalg.svd(M)  # columns span the (K-1)-dim centred subspace first
     coords = U[:, : K - 1].T @ M  # (K-1, K), same Gram matrix as M
@@ -41,7 +43,7 @@ def cross_polytope(d: int, K: int) -> np.ndarray:
     """The first K vertices of the cross-polytope (e_1, -e_1, e_2, -e_2, ...), K <= 2d."""
     _check_dK(d, K)
     if 2 * d < K:
-        raise ValueError(f"K must be <= 2d = {2 * d} for a cross-polytope subset, got K={K}")
+        raise InvalidArgument(f"K must be <= 2d = {2 * d} for a cross-polytope subset, got K={K}")
     W = np.zeros((d, K))
     for k in range(K):
         W[k // 2, k] = 1.0 if k % 2 == 0 else -1.0

@@ -27,18 +27,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import batch, geometry, metrics
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
 from gnc_jax.solve import (
-    CONVERGED,
     MAX_STEPS,
     NONFINITE,
+    STATIONARY,
     STATUS_NAMES,
     ValidatedSettings,
     axis_map,
     geometric,
     run_schedule,
 )
-from gnc_jax.sphere import tangent_project
+from gnc_jax.sphere import normalize_columns, tangent_project
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +53,7 @@ class UFMSettings(ValidatedSettings):
       tau_start: temperature the continuation starts from (the target if that is larger).
       learning_rate: Adam step per unit temperature.
       final_rate: factor the step decays by over the hold.
-      grad_tol: status 'converged' when the (Riemannian) gradient norm of the solved loss is below.
+      grad_tol: status 'stationary' when the (Riemannian) gradient norm of the solved loss is below.
       dtype: 'float64' or 'float32' (metrics are always float64).
     """
 
@@ -82,7 +83,8 @@ class UFMSolution:
         float64 precision at small tau, where ``log_loss`` still resolves it.
       log_loss: tau log sum CE, eq. (C.2) (spherical only; NaN with weight decay).
       grad_norm: norm of the (Riemannian, for the sphere) gradient of the solved loss.
-      status: 'converged' (grad_norm <= grad_tol), 'max_steps' or 'nonfinite'.
+      status: 'stationary' (grad_norm <= grad_tol: the residual is grad_norm), 'max_steps' or
+        'nonfinite' (:class:`gnc_jax.status.Status`).
       gnc1, gnc2, gnc3, ncc_accuracy: :mod:`gnc_jax.metrics` (GNC2 on the normalised W).
       gnc2_lower: certified lower bound on GNC2 (equal to it within 1e-12 unless d and K are large,
         where :func:`gnc_jax.geometry.separation` brackets it, ranking by the class means).
@@ -161,9 +163,11 @@ def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight
             g = {k: tangent_project(p[k], v) for k, v in g.items()}
         grad_norm = jnp.sqrt(sum(jnp.sum((v * masks[k]) ** 2) for k, v in g.items()))
         status = jnp.where(
-            ~jnp.isfinite(final[best]), NONFINITE, jnp.where(grad_norm <= s.grad_tol, CONVERGED, MAX_STEPS)
+            ~jnp.isfinite(final[best]), NONFINITE, jnp.where(grad_norm <= s.grad_tol, STATIONARY, MAX_STEPS)
         )
         p64 = {k: v.astype(jnp.float64) for k, v in p.items()}
+        if s.dtype != "float64" and not weight_decay:  # back onto the sphere in float64
+            p64 = {k: normalize_columns(v) for k, v in p64.items()}
         return p64, grad_norm, status
 
     def run(keys, ds, Ks, taus, lams):
@@ -179,12 +183,12 @@ def _positive_floats(name: str, values, allow_zero: bool = False) -> list[float]
     try:
         vals = [float(v) for v in vals]
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or a sequence of numbers, got {values!r}") from None
+        raise InvalidArgument(f"{name} must be a number or a sequence of numbers, got {values!r}") from None
     if not vals:
-        raise ValueError(f"{name} is empty")
+        raise InvalidArgument(f"{name} is empty")
     for v in vals:
         if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-            raise ValueError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {v}")
+            raise InvalidArgument(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {v}")
     return vals
 
 
@@ -245,11 +249,11 @@ def solve_ufm_instances(
     :func:`solve_ufm`. An instance's result depends on the key, the instance and the settings only."""
     instances = list(instances)
     if not instances:
-        raise ValueError("instances is empty")
+        raise InvalidArgument("instances is empty")
     grid = []
     for inst in instances:
         if not (isinstance(inst, (tuple, list)) and len(inst) == 4):
-            raise ValueError(f"instances must hold (d, K, n, tau) tuples, got {inst!r}")
+            raise InvalidArgument(f"instances must hold (d, K, n, tau) tuples, got {inst!r}")
         dd, kk, nn, tt = inst
         (dd,), (kk,) = batch._positive_ints("d", dd), batch._positive_ints("K", kk)
         (nn,), (tt,) = batch._positive_ints("n", nn, minimum=1), _positive_floats("tau", tt)

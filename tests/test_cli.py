@@ -192,6 +192,30 @@ def test_ufm_and_hardmax_json_and_save(tmp_path):
     assert np.load(tmp_path / "hardmax_d2_K5_n2_H.npy").shape == (2, 10)
 
 
+@pytest.mark.parametrize(
+    "error", [ValueError("shapes (3,4) and (5,) not aligned"), RuntimeError("LP failed")]
+)
+def test_failure_inside_the_computation_exits_1_and_debug_shows_it(error, monkeypatch, capsys):
+    # A ValueError raised inside the computation (numpy, scipy) is not a usage error: exit 1, one
+    # line; --debug (or GNC_JAX_DEBUG=1) lets the exception and its traceback through.
+    import gnc_jax
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(gnc_jax, "solve", broken)
+    argv = ["solve", "tammes", "--d", "3", "--K", "5"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("gnc-jax: failed: ") and str(error) in err[-1] and "--debug" in err[-1]
+    assert not any("Traceback" in line for line in err)
+    with pytest.raises(type(error)):
+        main(["--debug", *argv])
+    monkeypatch.setenv("GNC_JAX_DEBUG", "1")
+    with pytest.raises(type(error)):
+        main(argv)
+
+
 def test_bad_input_subprocess_has_no_traceback():
     out = subprocess.run(
         [sys.executable, "-m", "gnc_jax.cli", "solve", "tammes", "--d", "0:1", "--K", "5"],

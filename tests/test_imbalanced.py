@@ -6,6 +6,7 @@ perturbed feasible points (lower bound), a brute-force 1-d minimisation of each 
 the solver run from random starts.
 """
 
+import dataclasses
 import json
 
 import numpy as np
@@ -137,6 +138,22 @@ def test_a_spurious_kkt_point_is_not_reported_as_optimal():
     assert trap.loss == pytest.approx(0.6148, abs=1e-3)
     good = imb.solve_ufm_imbalanced(counts, 8, lam, lam, seed=0, restarts=2, steps=6000, hold_steps=6000)
     assert good.status == "optimal" and good.loss == pytest.approx(0.5897558468, abs=1e-9)
+
+
+def test_a_bound_that_breaks_is_an_error_not_optimal(monkeypatch):
+    # A deliberately wrong bound (the true one + 0.01): the solver's feasible point lies below it, which
+    # must be reported as an error naming the instance, never as a gap < 0 labelled 'optimal'.
+    true_predict = imb.predict_imbalanced
+
+    def wrong(*args, **kwargs):
+        pred = true_predict(*args, **kwargs)
+        return dataclasses.replace(pred, lower_bound=pred.lower_bound + 0.01)
+
+    monkeypatch.setattr(imb, "predict_imbalanced", wrong)
+    with pytest.raises(
+        RuntimeError, match=r"counts=\(30, 30, 6, 3\), d=4.*below the closed-form lower bound"
+    ):
+        imb.solve_ufm_imbalanced((30, 30, 6, 3), 4, LAM, 0.06, seed=0, steps=300, hold_steps=300)
 
 
 def test_same_seed_same_answer_and_batch_agrees_with_single(grid):

@@ -199,7 +199,8 @@ def epoch_metrics(model: Network, data: Dataset, rho_star: float | None = None) 
 
 @functools.cache
 def reference_rho(d: int, K: int) -> float:
-    """rho*(d, K): certified margin of the best softmax code the core solver finds (seed 0)."""
+    """rho-hat(d, K): certified margin of the best softmax code the core solver finds (seed 0): a lower
+    bound on rho*(d, K), equal to it where Theorem 3.3 gives rho*."""
     from gnc_jax.batch import solve_softmax_code
 
     return solve_softmax_code(d, K, seed=0, restarts=16, hop_rounds=2).rho_one_vs_rest

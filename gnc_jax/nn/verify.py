@@ -1,8 +1,9 @@
-"""``gnc-jax verify-network``: train a network and record GNC against the core solver's rho*.
+"""``gnc-jax verify-network``: train a network and record GNC against the core solver's best found rho.
 
 Writes ``OUT/metrics.json`` after every epoch (atomically: an interrupted run keeps every finished
-epoch) with the run's settings, the reference rho*(d, K), per-epoch metrics and the final ones, then
-``OUT/metrics.png`` (accuracy, GNC1, GNC2 / rho*, GNC3, NCC accuracy against the epoch).
+epoch) with the run's settings, the reference rho-hat(d, K) (key ``rho_star``: the certified margin of
+the best code found, a lower bound on rho*), per-epoch metrics and the final ones, then
+``OUT/metrics.png`` (accuracy, GNC1, GNC2 / rho-hat, GNC3, NCC accuracy against the epoch).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def plot_history(history: list[dict], path: str, title: str = "") -> bool:
     axes[1].set_title("GNC1")
     axes[2].plot(ep, [r["gnc2_ratio"] for r in history])
     axes[2].axhline(1.0, color="k", ls="--")
-    axes[2].set_title("GNC2 / rho*")
+    axes[2].set_title("GNC2 / best found rho")
     axes[3].semilogy(ep, [max(r["gnc3"], 1e-12) for r in history])
     axes[3].set_title("GNC3")
     for ax in axes:
@@ -124,7 +125,7 @@ def verify_network(
             eta = row["wall_s"] / max(row["epoch"], 1) * (epochs - row["epoch"])
             print(
                 f"epoch {row['epoch']:>3}/{epochs}  train {row['train_accuracy']:.3f}  test "
-                f"{row['test_accuracy']:.3f}  GNC1 {row['gnc1']:.2e}  GNC2/rho* {row['gnc2_ratio']:.3f}  "
+                f"{row['test_accuracy']:.3f}  GNC1 {row['gnc1']:.2e}  GNC2/rho-hat {row['gnc2_ratio']:.3f}  "
                 f"GNC3 {row['gnc3']:.2e}  NCC {row['ncc_train_accuracy']:.3f}  ETA {eta:.0f} s",
                 file=progress,
                 flush=True,

@@ -11,7 +11,6 @@
 """
 
 from gnc_jax.related import class_means, gsl, rmt
-
 from gnc_jax.related.imbalanced import (
     ImbalancedPrediction,
     ImbalancedSettings,

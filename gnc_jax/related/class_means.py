@@ -21,13 +21,14 @@ import numpy as np
 import optax
 
 from gnc_jax import batch, metrics
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
 
 
 def _data(X, labels, K=None):
     X = np.asarray(X, np.float64)
     if X.ndim != 2:
-        raise ValueError(f"X must be a (p, n) array of samples (columns), got shape {X.shape}")
+        raise InvalidArgument(f"X must be a (p, n) array of samples (columns), got shape {X.shape}")
     return metrics._features(X, labels, K)
 
 
@@ -43,7 +44,7 @@ def weight_mean_cosines(W, X, labels) -> np.ndarray:
     W = np.asarray(W, np.float64)
     M = centred_class_means(X, labels, W.shape[1] if W.ndim == 2 else None)
     if W.shape != M.shape:
-        raise ValueError(f"W must be (p, K) = {M.shape}, got shape {W.shape}")
+        raise InvalidArgument(f"W must be (p, K) = {M.shape}, got shape {W.shape}")
     return np.sum(W * M, axis=0) / (np.linalg.norm(W, axis=0) * np.linalg.norm(M, axis=0))
 
 
@@ -64,11 +65,11 @@ def nor_mixture(key, n: int, p: int, K: int, mean_norm: float = 1.0, epsilon: fl
     (p,) = batch._positive_ints("p", p)
     (K,) = batch._positive_ints("K", K)
     if p < K:
-        raise ValueError(f"K must be <= p for orthogonal means, got K={K}, p={p}")
+        raise InvalidArgument(f"K must be <= p for orthogonal means, got K={K}, p={p}")
     if n < K:
-        raise ValueError(f"n must be >= K (a sample per class), got n={n}, K={K}")
+        raise InvalidArgument(f"n must be >= K (a sample per class), got n={n}, K={K}")
     if not (mean_norm > 0 and epsilon > 0):
-        raise ValueError(f"mean_norm and epsilon must be > 0, got {mean_norm}, {epsilon}")
+        raise InvalidArgument(f"mean_norm and epsilon must be > 0, got {mean_norm}, {epsilon}")
     k1, k2 = jax.random.split(key)
     means = mean_norm * np.linalg.qr(np.asarray(jax.random.normal(k1, (p, K))))[0]
     labels = np.arange(n) % K
@@ -144,14 +145,14 @@ def train_softmax_layer(
     """
     X, y, K, _ = _data(X, labels, K)
     if not (isinstance(lam, (int, float)) and lam > 0 and math.isfinite(lam)):
-        raise ValueError(f"lam must be a finite number > 0, got {lam!r}")
+        raise InvalidArgument(f"lam must be a finite number > 0, got {lam!r}")
     if optimizer not in ("adam", "sgd"):
-        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+        raise InvalidArgument(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
     (steps,) = batch._positive_ints("steps", steps, minimum=1)
     key = batch.resolve_key(key, seed)
     if isinstance(init, str):
         if init not in ("random", "class_means"):
-            raise ValueError(f"init must be 'random', 'class_means' or a (p, K) array, got {init!r}")
+            raise InvalidArgument(f"init must be 'random', 'class_means' or a (p, K) array, got {init!r}")
         W0 = class_mean_init(X, y, K, lam)
         if init == "random":
             R = np.asarray(jax.random.normal(key, W0.shape))
@@ -159,7 +160,7 @@ def train_softmax_layer(
     else:
         W0 = np.asarray(init, np.float64)
         if W0.shape != (X.shape[0], K):
-            raise ValueError(f"init must be a (p, K) = {(X.shape[0], K)} array, got shape {W0.shape}")
+            raise InvalidArgument(f"init must be a (p, K) = {(X.shape[0], K)} array, got shape {W0.shape}")
     W, losses = _trainer(X.shape, K, steps, optimizer, float(learning_rate))(
         jnp.asarray(W0), jnp.asarray(X), jnp.asarray(y), lam
     )

@@ -32,7 +32,9 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from gnc_jax import batch
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
 
 MODELS = ("forward", "reverse", "joint")
@@ -42,21 +44,21 @@ def validate_joint(P, name: str = "P") -> np.ndarray:
     """P as a float64 (|X|, |Y|) probability table with positive marginals, or ValueError."""
     P = np.asarray(P, dtype=np.float64)
     if P.ndim != 2 or min(P.shape) < 2:
-        raise ValueError(f"{name} must be an |X| x |Y| table with |X|, |Y| >= 2, got shape {P.shape}")
+        raise InvalidArgument(f"{name} must be an |X| x |Y| table with |X|, |Y| >= 2, got shape {P.shape}")
     if not np.all(np.isfinite(P)) or np.any(P < 0):
-        raise ValueError(f"{name} must hold finite non-negative probabilities")
+        raise InvalidArgument(f"{name} must hold finite non-negative probabilities")
     if abs(P.sum() - 1.0) > 1e-9:
-        raise ValueError(f"{name} must sum to 1 (a distribution), got {P.sum()!r}")
+        raise InvalidArgument(f"{name} must sum to 1 (a distribution), got {P.sum()!r}")
     for axis, label in ((1, "P_X"), (0, "P_Y")):
         if np.any(P.sum(axis=axis) <= 0):
-            raise ValueError(f"every marginal probability of {name} must be > 0 ({label} has zeros)")
+            raise InvalidArgument(f"every marginal probability of {name} must be > 0 ({label} has zeros)")
     return P / P.sum()
 
 
 def _check_k(k, P) -> int:
     kmax = min(P.shape) - 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= kmax:
-        raise ValueError(f"k must be an integer in [1, min(|X|, |Y|) - 1 = {kmax}], got {k!r}")
+        raise InvalidArgument(f"k must be an integer in [1, min(|X|, |Y|) - 1 = {kmax}], got {k!r}")
     return int(k)
 
 
@@ -110,9 +112,9 @@ def near_independent(key, nx: int, ny: int, epsilon: float, decay: float = 0.5) 
     (nx,) = batch._positive_ints("nx", nx)
     (ny,) = batch._positive_ints("ny", ny)
     if not (isinstance(epsilon, (int, float)) and 0 < epsilon <= 1):
-        raise ValueError(f"epsilon must be in (0, 1], got {epsilon!r}")
+        raise InvalidArgument(f"epsilon must be in (0, 1], got {epsilon!r}")
     if not (isinstance(decay, (int, float)) and 0 < decay <= 1):
-        raise ValueError(f"decay must be in (0, 1], got {decay!r}")
+        raise InvalidArgument(f"decay must be in (0, 1], got {decay!r}")
     r = min(nx, ny) - 1
     px, py, Gx, Gy = map(np.asarray, _draw(key, nx, ny, r))
 
@@ -221,10 +223,10 @@ def train_softmax(
     P = validate_joint(P)
     k = _check_k(k, P)
     if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+        raise InvalidArgument(f"model must be one of {MODELS}, got {model!r}")
     key = batch.resolve_key(key, seed)
     if not (isinstance(init_scale, (int, float)) and init_scale > 0):
-        raise ValueError(f"init_scale must be > 0, got {init_scale!r}")
+        raise InvalidArgument(f"init_scale must be > 0, got {init_scale!r}")
     (max_steps,) = batch._positive_ints("max_steps", max_steps, minimum=1)
     B = b_matrix(P)
     sigma = np.linalg.svd(B - np.outer(np.sqrt(P.sum(axis=1)), np.sqrt(P.sum(axis=0))), compute_uv=False)[0]
@@ -270,7 +272,7 @@ def principal_angles(A, B, weights=None) -> np.ndarray:
     sqrt(weights): the geometry in which f and g are defined (constants are absorbed by the biases)."""
     A, B = np.asarray(A, np.float64), np.asarray(B, np.float64)
     if A.ndim != 2 or B.ndim != 2 or A.shape[0] != B.shape[0]:
-        raise ValueError(f"A and B must be n x k matrices with the same n, got {A.shape} and {B.shape}")
+        raise InvalidArgument(f"A and B must be n x k matrices with the same n, got {A.shape} and {B.shape}")
     w = np.full(A.shape[0], 1.0 / A.shape[0]) if weights is None else np.asarray(weights, np.float64)
     sw = np.sqrt(w)[:, None]
     qa, _ = np.linalg.qr(sw * (A - w @ A))

@@ -60,28 +60,35 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import batch, metrics
+from gnc_jax.errors import InvalidArgument
+from gnc_jax.status import Status
 from gnc_jax.related._optim import cross_entropy
 from gnc_jax.solve import ValidatedSettings, axis_map, geometric, run_schedule
 from gnc_jax.ufm import _positive_floats
 
-OPTIMAL, STATIONARY, MAX_STEPS, NONFINITE = "optimal", "stationary", "max_steps", "nonfinite"
+OPTIMAL, STATIONARY, MAX_STEPS, NONFINITE = (
+    Status.OPTIMAL,
+    Status.STATIONARY,
+    Status.MAX_STEPS,
+    Status.NONFINITE,
+)
 
 
 def _counts(counts, name: str = "counts") -> np.ndarray:
     arr = np.asarray(counts)
     if arr.ndim != 1 or arr.size < 2:
-        raise ValueError(f"{name} must be a sequence of K >= 2 class sizes, got {counts!r}")
+        raise InvalidArgument(f"{name} must be a sequence of K >= 2 class sizes, got {counts!r}")
     numeric = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     if arr.dtype == bool or not numeric or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-        raise ValueError(f"{name} must hold integers, got {counts!r}")
+        raise InvalidArgument(f"{name} must hold integers, got {counts!r}")
     if np.any(arr < 1):
-        raise ValueError(f"{name} must be >= 1 for every class (class sizes), got {arr.tolist()}")
+        raise InvalidArgument(f"{name} must be >= 1 for every class (class sizes), got {arr.tolist()}")
     return arr.astype(np.int64)
 
 
 def _one_positive(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-        raise ValueError(f"{name} must be a number > 0, got {value!r}")
+        raise InvalidArgument(f"{name} must be a number > 0, got {value!r}")
     (v,) = _positive_floats(name, value)
     return v
 
@@ -130,7 +137,7 @@ class ImbalancedPrediction:
         alive = np.flatnonzero(~self.collapsed)
         d = (self.d or len(alive)) if d is None else d
         if d < max(len(alive), 1):
-            raise ValueError(f"d must be >= {max(len(alive), 1)} (non-collapsed classes), got {d}")
+            raise InvalidArgument(f"d must be >= {max(len(alive), 1)} (non-collapsed classes), got {d}")
         U = np.zeros((d, self.K))
         U[np.arange(len(alive)), alive] = 1.0
         K = self.K
@@ -252,13 +259,13 @@ def geometry_report(W, H, counts, lambda_w: float, lambda_h: float, collapse_tol
     """
     W, H = np.asarray(W, np.float64), np.asarray(H, np.float64)
     if W.ndim != 2 or W.shape[0] < 2:
-        raise ValueError(f"W must be a (d, K) array with d >= 2, got shape {W.shape}")
+        raise InvalidArgument(f"W must be a (d, K) array with d >= 2, got shape {W.shape}")
     pred = predict_imbalanced(counts, lambda_w, lambda_h, W.shape[0])
     K = pred.K
     if W.shape[1] != K:
-        raise ValueError(f"W must be (d, K) with K = {K} (len(counts)), got shape {W.shape}")
+        raise InvalidArgument(f"W must be (d, K) with K = {K} (len(counts)), got shape {W.shape}")
     if H.shape != (W.shape[0], pred.N):
-        raise ValueError(f"H must be (d, N) = ({W.shape[0]}, {pred.N}), got shape {H.shape}")
+        raise InvalidArgument(f"H must be (d, N) = ({W.shape[0]}, {pred.N}), got shape {H.shape}")
     labels = np.repeat(np.arange(K), pred.counts)
     means = metrics.class_means(H, labels, K)
     a, wn = np.linalg.norm(means, axis=0), np.linalg.norm(W, axis=0)
@@ -337,7 +344,7 @@ class ImbalancedSettings(ValidatedSettings):
             ("lambda_start", "learning_rate", "final_rate", "init_scale", "grad_tol", "gap_tol")
         )
         if self.lambda_start > 1:
-            raise ValueError(f"lambda_start must be in (0, 1], got {self.lambda_start}")
+            raise InvalidArgument(f"lambda_start must be in (0, 1], got {self.lambda_start}")
         self._require_dtype()
 
 
@@ -516,7 +523,7 @@ def _profiles(counts) -> tuple[list[np.ndarray], bool]:
     try:
         first = counts[0]
     except (TypeError, IndexError, KeyError):
-        raise ValueError(
+        raise InvalidArgument(
             f"counts must be K class sizes or a sequence of such profiles, got {counts!r}"
         ) from None
     if np.ndim(first) == 0:
@@ -524,7 +531,7 @@ def _profiles(counts) -> tuple[list[np.ndarray], bool]:
     profiles = [_counts(c, f"counts[{i}]") for i, c in enumerate(counts)]
     Ks = {len(c) for c in profiles}
     if len(Ks) > 1:
-        raise ValueError(f"every profile in counts must have the same K, got lengths {sorted(Ks)}")
+        raise InvalidArgument(f"every profile in counts must have the same K, got lengths {sorted(Ks)}")
     return profiles, False
 
 
@@ -609,6 +616,13 @@ def _solution(settings, d, counts, lambda_w, lambda_h, W, H, restart_losses, wal
     loss, kkt = _loss_and_kkt(W, H, counts, lambda_w, lambda_h) if finite else (float("nan"), float("nan"))
     gap = loss - pred.lower_bound
     collapse_tol = 1e-6 if settings.dtype == "float64" else 1e-4  # float32 Adam jitters around 0
+    if finite and math.isfinite(loss) and gap < -settings.gap_tol:
+        # A feasible point below a lower bound: the bound (or the loss) is wrong, not the point optimal.
+        raise RuntimeError(
+            f"imbalanced UFM counts={tuple(int(v) for v in counts)}, d={d}, lambda_w={lambda_w}, "
+            f"lambda_h={lambda_h}: loss {loss!r} is below the closed-form lower bound {pred.lower_bound!r} "
+            f"by {-gap:.3e} > gap_tol {settings.gap_tol:g}: the bound does not hold here"
+        )
     if not finite or not math.isfinite(loss):
         status = NONFINITE
     elif kkt > settings.grad_tol:

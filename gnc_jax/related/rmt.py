@@ -48,6 +48,7 @@ import numpy as np
 from jax.scipy.special import ndtr
 
 from gnc_jax import batch
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
 from gnc_jax.related.class_means import softmax_loss
 
@@ -99,9 +100,9 @@ class RMTPrediction:
 def _statistics(means, covs, proportions, n: int, lam: float):
     """The binary case of :func:`_multiclass_inputs` (k = 2, one lambda)."""
     if np.ndim(means) != 2 or np.shape(means)[0] != 2:
-        raise ValueError(f"means must be (2, p) (binary case), got shape {np.shape(means)}")
+        raise InvalidArgument(f"means must be (2, p) (binary case), got shape {np.shape(means)}")
     if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam must be a finite number > 0, got {lam!r}")
+        raise InvalidArgument(f"lam must be a finite number > 0, got {lam!r}")
     means, covs, gamma, n, _ = _multiclass_inputs(means, covs, proportions, n, lam)
     return means, covs, gamma, n, float(lam)
 
@@ -296,25 +297,25 @@ def _stein(Kop, M, iters: int = 60):
 def _multiclass_inputs(means, covs, proportions, n, lam):
     means = np.asarray(means, np.float64)
     if means.ndim != 2 or means.shape[0] < 2:
-        raise ValueError(f"means must be (k, p) with k >= 2, got shape {means.shape}")
+        raise InvalidArgument(f"means must be (k, p) with k >= 2, got shape {means.shape}")
     k, p = means.shape
     covs = np.asarray(covs, np.float64)
     if covs.shape != (k, p, p) or not np.all(np.isfinite(covs)) or not np.all(np.isfinite(means)):
-        raise ValueError(f"covs must be finite with shape (k, p, p) = ({k}, {p}, {p}), got {covs.shape}")
+        raise InvalidArgument(f"covs must be finite with shape (k, p, p) = ({k}, {p}, {p}), got {covs.shape}")
     for c in range(k):
         scale = max(np.abs(covs[c]).max(), np.finfo(float).tiny)
         if (
             not np.allclose(covs[c], covs[c].T, atol=1e-12 * scale)
             or np.linalg.eigvalsh(covs[c])[0] < -1e-10 * scale
         ):
-            raise ValueError(f"covs[{c}] must be symmetric positive semi-definite")
+            raise InvalidArgument(f"covs[{c}] must be symmetric positive semi-definite")
     gamma = np.asarray(proportions, np.float64)
     if gamma.shape != (k,) or np.any(gamma <= 0) or abs(gamma.sum() - 1) > 1e-9:
-        raise ValueError(f"proportions must be {k} positive numbers summing to 1, got {proportions!r}")
+        raise InvalidArgument(f"proportions must be {k} positive numbers summing to 1, got {proportions!r}")
     (n,) = batch._positive_ints("n", n, minimum=2)
     lams = np.broadcast_to(np.asarray(lam, np.float64), (k,)).copy()
     if not np.all(np.isfinite(lams)) or np.any(lams <= 0):
-        raise ValueError(f"lam must be > 0 (a number or one per class), got {lam!r}")
+        raise InvalidArgument(f"lam must be > 0 (a number or one per class), got {lam!r}")
     return means, covs, gamma, n, lams
 
 

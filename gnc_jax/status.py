@@ -1,0 +1,36 @@
+"""One status vocabulary for every solver in gnc_jax.
+
+Each solution carries a :class:`Status` together with the number that decided it (a residual, a gap
+or a change; see each solution type). The members mean exactly:
+
+* ``optimal``: a certificate proves global optimality: the certified value attains a proven optimum
+  (Theorem 3.3's closed forms, Rankin's bound) or a valid lower bound to within the stated tolerance.
+* ``stationary``: first-order conditions hold to the stated tolerance: a (Riemannian) gradient norm
+  below its tolerance, or, for the max-min problems, the linearised problem (the SLP's LP) admits no
+  decrease. Not a proof of optimality.
+* ``stalled``: the iteration stopped making progress (the score changed by less than the tolerance
+  over the final phase, or the SLP trust region collapsed) without first-order conditions shown.
+* ``max_steps``: the iteration cap was reached with the residual still above its tolerance.
+* ``nonfinite``: NaN or infinity in the result.
+* ``failed``: an inner solver failed (e.g. the LP); the reason is kept beside the status.
+
+The CSV store and JSON output write the lower-case names.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Status(str, enum.Enum):
+    OPTIMAL = "optimal"
+    STATIONARY = "stationary"
+    STALLED = "stalled"
+    MAX_STEPS = "max_steps"
+    NONFINITE = "nonfinite"
+    FAILED = "failed"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
