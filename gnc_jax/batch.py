@@ -32,9 +32,9 @@ from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
 from gnc_jax.search import SearchSettings, search_tammes, split_overrides
 from gnc_jax.solve import NONFINITE, STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
+from gnc_jax.sphere import normalize_columns
 from gnc_jax.status import Status
 from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
-from gnc_jax.sphere import normalize_columns
 
 TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
 
@@ -400,6 +400,24 @@ def solve_pairs(
     pair_key = lambda dd, kk: jax.random.fold_in(jax.random.fold_in(key, dd), kk)
     searched = {}
     if problem in ("tammes", "softmax-code"):
+        if problem == "tammes" and search.softmax_seed_min_d:
+            # Cross-seeding: the softmax-code annealer's code of each searched pair with d >= the
+            # threshold joins the search's initial population.
+            seeded = [
+                i
+                for i, (dd, kk) in enumerate(pairs)
+                if search.applies(kk) and dd >= search.softmax_seed_min_d
+            ]
+            if seeded:
+                codes = solve_pairs(
+                    "softmax-code",
+                    [pairs[i] for i in seeded],
+                    key=key,
+                    settings=settings.replace(lp_polish_iters=0),
+                    search=search.replace(rounds=0),
+                )
+                for i, code in zip(seeded, codes):
+                    initial[i] = [*initial.get(i, ()), code.W]
         for i, (dd, kk) in enumerate(pairs):
             if search.applies(kk):
                 searched[i] = search_tammes(

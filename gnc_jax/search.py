@@ -57,7 +57,7 @@ class SearchSettings(ValidatedSettings):
 
     Attributes:
       population: configurations searched in parallel (the restart axis: what an accelerator buys).
-      rounds: search rounds at most (0: none).
+      rounds: search rounds at most (0: none) for K <= 50; fewer above (:meth:`rounds_for`).
       patience: stop after this many rounds without a gain of the best polished chord by more than
         1e-10 (relative).
       restart_after: a fresh population after this many rounds without such a gain (0: never).
@@ -70,6 +70,9 @@ class SearchSettings(ValidatedSettings):
       polish_per_round: members polished per round at most (those changed in the round with the
         largest chords).
       polish_iters: iterations of that polish.
+      softmax_seed_min_d: for d >= this, :func:`gnc_jax.solve_tammes` first runs the softmax-code
+        annealer on the pair and seeds the search with its code (cross-seeding: at d = 4, K = 24 the
+        softmax code is the 24-cell, which the Tammes search alone misses); 0 never.
       min_K, max_K: :func:`gnc_jax.solve_pairs` runs the search for pairs with min_K <= K <= max_K
         (below min_K the annealer alone reaches every proven optimum; above max_K a population of
         K x K chord matrices outgrows memory and time: K = 10000 would take 25 GB).
@@ -77,7 +80,7 @@ class SearchSettings(ValidatedSettings):
 
     population: int = 32
     rounds: int = 200
-    patience: int = 60
+    patience: int = 40
     restart_after: int = 20
     init_steps: int = 2000
     relax_steps: int = 300
@@ -89,12 +92,20 @@ class SearchSettings(ValidatedSettings):
     polish_iters: int = 100
     min_K: int = 13
     max_K: int = 512
+    softmax_seed_min_d: int = 4
 
     def __post_init__(self):
         self._require_ints(("population", "init_steps", "relax_steps", "finish_steps"), 1)
         self._require_ints(("holes_per_point", "polish_per_round", "polish_iters", "patience"), 1)
-        self._require_ints(("rounds", "max_moves", "min_K", "max_K", "restart_after"), 0)
+        self._require_ints(
+            ("rounds", "max_moves", "min_K", "max_K", "restart_after", "softmax_seed_min_d"), 0
+        )
         self._require_positive(("growth",))
+
+    def rounds_for(self, K: int) -> int:
+        """The round cap for K points: ``rounds`` up to K = 50, then scaled by (50 / K)^2 (a round
+        costs ~K^2), at least 20: every pair gets about the same time."""
+        return self.rounds if K <= 50 else min(self.rounds, max(20, round(self.rounds * (50 / K) ** 2)))
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
@@ -282,7 +293,7 @@ def search_tammes(
 
     previous = np.full(s.population, -1.0)
     try:
-        while rounds < s.rounds:
+        while rounds < s.rounds_for(K):
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
                 stopped_by = "time_limit"
                 break

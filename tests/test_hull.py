@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import quadprog
 from conftest import random_configuration
+from scipy.optimize import linprog
 
 import gnc_jax
 from gnc_jax import hull
@@ -15,12 +16,20 @@ from gnc_jax import hull
 
 def reference_distance(W, k):
     """dist(w_k, conv{w_j : j != k}) from the dual QP min 1/2 ||h||^2 s.t. <w_k - w_j, h> >= 1:
-    dist = 1 / ||h*||; the QP is infeasible exactly when the distance is 0."""
+    dist = 1 / ||h*||; the QP is infeasible exactly when the distance is 0. Only quadprog's
+    infeasibility verdict reads as 0, and only once an LP confirms that w_k is a convex combination
+    of the others; any other quadprog failure is an error of the reference."""
     P = W[:, [k]] - np.delete(W, k, axis=1)
     d = W.shape[0]
     try:
         h = quadprog.solve_qp(np.eye(d), np.zeros(d), P, np.ones(P.shape[1]))[0]
-    except ValueError:
+    except ValueError as e:
+        if "inconsistent" not in str(e):
+            raise
+        others = np.delete(W, k, axis=1)
+        A_eq = np.vstack([others, np.ones((1, others.shape[1]))])
+        lp = linprog(np.zeros(others.shape[1]), A_eq=A_eq, b_eq=np.append(W[:, k], 1.0), bounds=(0, None))
+        assert lp.status == 0, f"quadprog says infeasible but w_{k} is not in the hull of the rest"
         return 0.0
     return 1.0 / np.linalg.norm(h)
 

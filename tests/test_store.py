@@ -1,8 +1,8 @@
 """The results store: exact round trips, torn lines, format and lock checks, best rows."""
 
 import json
-import os
 import math
+import os
 from pathlib import Path
 
 import pytest

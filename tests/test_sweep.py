@@ -205,7 +205,14 @@ def test_table_filters_sorts_best_and_compares(tmp_path):
     assert len(cmp) == 4
     for c in cmp:
         assert c["other_minus_this"] == pytest.approx(c["other"] - c["this"])
-        assert c["verdict"] in ("equal", "other better", "this run better")
+        # Tammes: a larger min angle is better; the verdict follows from the two stored values, read
+        # here from the stores themselves (not from the comparison's own columns).
+        this = max(x["min_angle_deg"] for x in store.load([a]) if (x["d"], x["K"]) == (c["d"], c["K"]))
+        other = max(x["min_angle_deg"] for x in store.load([b]) if (x["d"], x["K"]) == (c["d"], c["K"]))
+        expected = (
+            "equal" if abs(other - this) <= 1e-9 else ("other better" if other > this else "this run better")
+        )
+        assert (c["this"], c["other"], c["verdict"]) == (this, other, expected)
     assert "only in this run 0" in out.stderr
     table = run_cli("table", str(a))
     assert table.returncode == 0 and table.stdout.split()[:3] == ["problem", "d", "K"]

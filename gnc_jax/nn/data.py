@@ -11,6 +11,8 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from gnc_jax.errors import InvalidArgument
+
 DATASETS = ("digits", "gaussian")
 
 
@@ -52,7 +54,7 @@ def digits(classes=None, test_fraction: float = 0.25, seed: int = 0) -> Dataset:
     if classes is not None:
         classes = list(classes)
         if len(classes) < 2 or len(set(classes)) != len(classes) or not set(classes) <= set(range(10)):
-            raise ValueError(f"classes must be at least 2 distinct digits 0..9, got {classes!r}")
+            raise InvalidArgument(f"classes must be at least 2 distinct digits 0..9, got {classes!r}")
         keep = np.isin(y, classes)
         x, y = x[keep], np.array([classes.index(v) for v in y[keep]])
     K = int(y.max()) + 1
@@ -73,7 +75,7 @@ def gaussian_mixture(
     """
     for name, v, lo in (("K", K, 2), ("dim", dim, 1), ("per_class", per_class, 2)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+            raise InvalidArgument(f"{name} must be an integer >= {lo}, got {v!r}")
     key = jax.random.key(seed)
     k_mu, k_x = jax.random.split(key)
     mu = np.asarray(jax.random.normal(k_mu, (K, dim)))
@@ -90,8 +92,8 @@ def load(name: str, classes=None, seed: int = 0, **kwargs) -> Dataset:
         if classes is None or isinstance(classes, (list, tuple)):
             return digits(classes, seed=seed, **kwargs)
         if isinstance(classes, bool) or not isinstance(classes, int) or not 2 <= classes <= 10:
-            raise ValueError(f"classes must be an integer in 2..10 for digits, got {classes!r}")
+            raise InvalidArgument(f"classes must be an integer in 2..10 for digits, got {classes!r}")
         return digits(range(classes), seed=seed, **kwargs)
     if name == "gaussian":
         return gaussian_mixture(10 if classes is None else classes, seed=seed, **kwargs)
-    raise ValueError(f"dataset must be one of {list(DATASETS)}, got {name!r}")
+    raise InvalidArgument(f"dataset must be one of {list(DATASETS)}, got {name!r}")

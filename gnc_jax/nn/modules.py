@@ -19,6 +19,8 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from gnc_jax.errors import InvalidArgument
+
 
 def normalize(x, axis: int = -1):
     """x / ||x|| along ``axis`` (a zero vector stays zero)."""
@@ -27,11 +29,11 @@ def normalize(x, axis: int = -1):
 
 def _check_dims(d: int, K: int, tau: float) -> None:
     if isinstance(d, bool) or not isinstance(d, int) or d < 2:
-        raise ValueError(f"d must be an integer >= 2, got {d!r}")
+        raise InvalidArgument(f"d must be an integer >= 2, got {d!r}")
     if isinstance(K, bool) or not isinstance(K, int) or K < 2:
-        raise ValueError(f"K must be an integer >= 2, got {K!r}")
+        raise InvalidArgument(f"K must be an integer >= 2, got {K!r}")
     if not isinstance(tau, (int, float)) or not tau > 0 or tau == float("inf"):
-        raise ValueError(f"tau must be a finite number > 0, got {tau!r}")
+        raise InvalidArgument(f"tau must be a finite number > 0, got {tau!r}")
 
 
 class SphericalHead(nnx.Module):
@@ -73,7 +75,7 @@ class CMFClassifier(nnx.Module):
     def __init__(self, d: int, K: int, tau: float, beta: float = 0.9, *, rngs: nnx.Rngs):
         _check_dims(d, K, tau)
         if not 0 <= beta < 1:
-            raise ValueError(f"beta must be in [0, 1), got {beta!r}")
+            raise InvalidArgument(f"beta must be in [0, 1), got {beta!r}")
         self.means = ClassMeans(normalize(jax.random.normal(rngs.params(), (d, K)), axis=0))
         self.tau, self.beta, self.K = float(tau), float(beta), K
 
@@ -104,7 +106,7 @@ class FixedClassifier(nnx.Module):
     def __init__(self, W, tau: float):
         W = jnp.asarray(W, jnp.float32)
         if W.ndim != 2:
-            raise ValueError(f"W must have shape (d, K), got {W.shape}")
+            raise InvalidArgument(f"W must have shape (d, K), got {W.shape}")
         _check_dims(W.shape[0], W.shape[1], tau)
         self.fixed = FixedWeights(normalize(W, axis=0))
         self.tau = float(tau)

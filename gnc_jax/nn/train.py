@@ -21,6 +21,7 @@ import optax
 from flax import nnx
 
 from gnc_jax import metrics
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.nn.data import Dataset
 from gnc_jax.nn.modules import (
     MLP,
@@ -71,15 +72,15 @@ class TrainSettings(ValidatedSettings):
         self._require_ints(("epochs", "batch_size"), 1)
         self._require_positive(("learning_rate",))
         if self.optimizer not in ("sgd", "adam"):
-            raise ValueError(f"optimizer must be 'sgd' or 'adam', got {self.optimizer!r}")
+            raise InvalidArgument(f"optimizer must be 'sgd' or 'adam', got {self.optimizer!r}")
         if not isinstance(self.momentum, (int, float)) or not 0 <= self.momentum < 1:
-            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
+            raise InvalidArgument(f"momentum must be in [0, 1), got {self.momentum!r}")
         if not isinstance(self.weight_decay, (int, float)) or not self.weight_decay >= 0:
-            raise ValueError(f"weight_decay must be a number >= 0, got {self.weight_decay!r}")
+            raise InvalidArgument(f"weight_decay must be a number >= 0, got {self.weight_decay!r}")
         if self.tau_start is not None:
             self._require_positive(("tau_start",))
         if not isinstance(self.anneal_fraction, (int, float)) or not 0 < self.anneal_fraction <= 1:
-            raise ValueError(f"anneal_fraction must be in (0, 1], got {self.anneal_fraction!r}")
+            raise InvalidArgument(f"anneal_fraction must be in (0, 1], got {self.anneal_fraction!r}")
 
     def temperature_scale(self, tau: float, epoch: int) -> float:
         """Factor on the model's logits in ``epoch`` (1-based): tau / tau_effective(epoch)."""
@@ -116,22 +117,22 @@ def make_network(
         body = MLP(int(np.prod(data.input_shape)), width, depth, rngs=rngs)
     elif backbone == "resnet":
         if len(data.input_shape) != 3:
-            raise ValueError(
+            raise InvalidArgument(
                 f"backbone 'resnet' needs images (H, W, C), got inputs of shape {data.input_shape}"
             )
         body = ResNet(data.input_shape[-1], width, (1,) * depth, rngs=rngs)
     else:
-        raise ValueError(f"backbone must be one of {list(BACKBONES)}, got {backbone!r}")
+        raise InvalidArgument(f"backbone must be one of {list(BACKBONES)}, got {backbone!r}")
     if classifier == "learned":
         head = NormalizedClassifier(d, K, tau, rngs=rngs)
     elif classifier == "cmf":
         head = CMFClassifier(d, K, tau, beta, rngs=rngs)
     elif classifier == "fixed":
         if W is None or np.shape(W) != (d, K):
-            raise ValueError(f"classifier 'fixed' needs W of shape (d, K) = {(d, K)}, got {np.shape(W)}")
+            raise InvalidArgument(f"classifier 'fixed' needs W of shape (d, K) = {(d, K)}, got {np.shape(W)}")
         head = FixedClassifier(W, tau)
     else:
-        raise ValueError(f"classifier must be one of {list(CLASSIFIERS)}, got {classifier!r}")
+        raise InvalidArgument(f"classifier must be one of {list(CLASSIFIERS)}, got {classifier!r}")
     return Network(body, d, head, rngs=rngs)
 
 

@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 
+from gnc_jax.errors import InvalidArgument
 from gnc_jax.nn import data as datasets
 from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, train
 
@@ -28,7 +29,7 @@ def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:
         return W
     assignment = list(assignment)
     if sorted(assignment) != list(range(K)):
-        raise ValueError(f"assignment must be a permutation of 0..{K - 1}, got {assignment!r}")
+        raise InvalidArgument(f"assignment must be a permutation of 0..{K - 1}, got {assignment!r}")
     return W[:, assignment]
 
 

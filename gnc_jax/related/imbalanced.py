@@ -61,9 +61,9 @@ import numpy as np
 
 from gnc_jax import batch, metrics
 from gnc_jax.errors import InvalidArgument
-from gnc_jax.status import Status
 from gnc_jax.related._optim import cross_entropy
 from gnc_jax.solve import ValidatedSettings, axis_map, geometric, run_schedule
+from gnc_jax.status import Status
 from gnc_jax.ufm import _positive_floats
 
 OPTIMAL, STATIONARY, MAX_STEPS, NONFINITE = (
