@@ -362,7 +362,8 @@ def solve_pairs(
       search: :class:`gnc_jax.search.SearchSettings` of the global search (defaults if None;
         overrides ``search_<field>=...`` replace its fields, e.g. ``search_rounds=0`` turns it off).
         Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
-        (:mod:`gnc_jax.search`) instead of the annealer; softmax-code pairs with such K also run it
+        (:mod:`gnc_jax.search`) instead of the annealer; softmax-code pairs with such K and
+        d <= ``search.cross_search_max_d`` also run it
         and start their polish from the Tammes configuration when its one-vs-rest margin is larger
         (cross-seeding: the softmax code reported is never below the margin of the Tammes code found).
       time_limit: seconds per searched pair: its search stops after the round that spends them
@@ -419,7 +420,7 @@ def solve_pairs(
                 for i, code in zip(seeded, codes):
                     initial[i] = [*initial.get(i, ()), code.W]
         for i, (dd, kk) in enumerate(pairs):
-            if search.applies(kk):
+            if search.applies(kk) and (problem == "tammes" or dd <= search.cross_search_max_d):
                 searched[i] = search_tammes(
                     dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
                 )

@@ -34,8 +34,9 @@ def test_trained_features_span_the_svd_subspaces(near, model):
     P = near[1e-3]
     svd = gsl.svd_features(P, 2)
     r = gsl.train_softmax(P, 2, model, seed=0)
-    assert gsl.principal_angles(r.f, svd.f, P.sum(axis=1)).max() <= 1e-3
-    assert gsl.principal_angles(r.g, svd.g, P.sum(axis=0)).max() <= 1e-3
+    # Measured (seed 0, every model): 5.2e-5 (f) and 1.1e-4 (g); 3x margin for the training's noise.
+    assert gsl.principal_angles(r.f, svd.f, P.sum(axis=1)).max() <= 1.6e-4
+    assert gsl.principal_angles(r.g, svd.g, P.sum(axis=0)).max() <= 3.4e-4
 
 
 def test_forward_reverse_and_joint_share_their_solution(near):
