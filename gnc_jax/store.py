@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gnc_jax.errors import InvalidArgument
+
 STORE_FORMAT = 1
 KEY = ("problem", "d", "K", "n", "tau")
 _CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
@@ -43,7 +45,7 @@ SCORE = {
 }
 
 
-class StoreError(ValueError):
+class StoreError(InvalidArgument):
     """A store that cannot be used as asked (path, format, settings, lock); nothing was written."""
 
 
