@@ -60,7 +60,7 @@ def test_tammes_solver_reaches_every_proven_optimum(large, budget):
 
 
 def test_solutions_respect_margin_inequality_and_bounds():
-    sols = gnc_jax.solve_softmax_code(3, [16, 24], seed=1, restarts=16, hop_rounds=2)
+    sols = gnc_jax.solve_softmax_code(3, [16, 24], seed=1, restarts=16, hop_rounds=2, search_rounds=0)
     for s in sols:
         # Rattlers reported from the bucket's certification equal a recomputation from W alone.
         np.testing.assert_array_equal(s.rattlers, gnc_jax.rattlers(s.W))
