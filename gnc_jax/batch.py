@@ -31,7 +31,7 @@ from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
 from gnc_jax.search import SearchSettings, search_tammes, split_overrides
-from gnc_jax.solve import NONFINITE, STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
+from gnc_jax.solve import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax.sphere import normalize_columns
 from gnc_jax.status import Status
 from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
@@ -482,7 +482,7 @@ def solve_pairs(
                 prob, params, sep, dims, settings.lp_polish_iters, settings.lp_polish_max_unknowns
             )
             for slot, res in enumerate(polished):
-                if res is not None and status[slot] != NONFINITE:
+                if res is not None and statuses[slot] != Status.NONFINITE:
                     statuses[slot], residual[slot], notes[slot] = res.status, res.residual, res.note
             sep = _certify(params, dims, K_max)
         wall = (time.perf_counter() - t0) / len(members)

@@ -101,7 +101,8 @@ def _search_arguments(parser) -> None:
         "--search-rounds",
         type=_int_at_least("search-rounds", 0),
         default=None,
-        help="tammes, softmax-code: rounds of the iterated hole search at most (0: off; default 100)",
+        help="tammes, softmax-code: rounds of the iterated hole search at most for K <= 50, fewer above "
+        "(0: off; default 200)",
     )
     parser.add_argument(
         "--search-population",

@@ -289,8 +289,16 @@ def search_tammes(
     best_W, best, polished = None, -1.0, []
     # The given seeds are exact configurations already: they compete as they are.
     for W in seeds[:n_seeds]:
-        if tammes_margin(W) > best:
-            best_W, best = W, tammes_margin(W)
+        chord = tammes_margin(W)
+        if chord > best:
+            best_W, best = W, chord
+
+    def polish_member(W):
+        """The exact SLP polish of one member and its exact min chord (recorded for ``hits``)."""
+        out = polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"]
+        polished.append(tammes_margin(out))
+        return out, polished[-1]
+
     history = []
     rounds, restarts, last_gain, stopped_by = 0, 0, 0, "rounds"
 
@@ -317,14 +325,11 @@ def search_tammes(
             previous = c_host
             for i in changed[np.argsort(-c_host[changed])][: s.polish_per_round]:
                 X_host = np.array(X) if X_host is None else X_host
-                out = polish(TAMMES, {"W": X_host[i]}, max_iter=s.polish_iters).params
-                X_host[i] = out["W"]
-                chord = tammes_margin(out["W"])
-                polished.append(chord)
+                X_host[i], chord = polish_member(X_host[i])
                 if chord > best * (1 + 1e-10):
                     last_gain = rounds
                 if chord > best:
-                    best_W, best = out["W"], chord
+                    best_W, best = X_host[i].copy(), chord
             if X_host is not None:  # polished members go back (their chord for selection is kept)
                 X = jnp.asarray(X_host)
             report()
@@ -338,10 +343,7 @@ def search_tammes(
     except KeyboardInterrupt:
         stopped_by = "interrupt"
     if best_W is None:  # no round ran: polish the best of the initial population
-        c_host = np.asarray(c)
-        out = polish(TAMMES, {"W": np.asarray(X[int(np.argmax(c_host))])}, max_iter=s.polish_iters).params
-        best_W, best = out["W"], tammes_margin(out["W"])
-        polished.append(best)
+        best_W, best = polish_member(np.asarray(X[int(np.argmax(np.asarray(c)))]))
     if not history:
         report()
     return SearchResult(

@@ -299,10 +299,10 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     params = jax.tree_util.tree_map(lambda a, b: jnp.where(improved[:, None, None], b, a), params, st2.params)
     score = jnp.where(improved, final, score)
     best = jnp.argmax(score)
+    change = jnp.abs(final[best] - mid[best])
     status = jnp.where(
         ~finite[best] & ~jnp.isfinite(score[best]),
         NONFINITE,
-        jnp.where(jnp.abs(final[best] - mid[best]) <= s.converged_tol, STALLED, MAX_STEPS),
+        jnp.where(change <= s.converged_tol, STALLED, MAX_STEPS),
     )
-    change = jnp.abs(final[best] - mid[best])
     return PairResult(jax.tree_util.tree_map(lambda a: a[best], params), score[best], score, status, change)
