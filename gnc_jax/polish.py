@@ -25,6 +25,7 @@ from scipy.optimize import linprog
 
 from gnc_jax.objectives import Problem
 from gnc_jax.status import Status
+from gnc_jax._process import float64
 
 
 def _tangent_bases(X: np.ndarray) -> np.ndarray:
@@ -47,6 +48,7 @@ class PolishResult(NamedTuple):
     note: str  # the LP solver's message when it failed, else ''
 
 
+@float64
 def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 1e-3) -> PolishResult:
     """SLP polish of one unpadded configuration.
 

@@ -23,7 +23,9 @@ polish (:mod:`gnc_jax.polish`) on the host. The in-loop finish leaves configurat
 (relative chord) below their exact local optimum at K = 70, more than the gap between competing optima
 there (4e-7), so only polished chords decide which configuration is best; a polished configuration
 goes back into its member's slot. The best polished configuration so far is what the search returns:
-the run can stop at any round (round cap, patience, ``time_limit``, Ctrl-C).
+the run can stop at any round (round cap, patience, ``time_limit``, Ctrl-C). Above d = 3 the polish
+of a member costs more than a pair's time budget (``polish_max_d``): there exact unpolished chords
+decide, and the caller polishes the result.
 
 A population freezes once its members sit at their local optima (no move is accepted any more); after
 ``restart_after`` rounds without a gain of the best polished chord the whole population is drawn and
@@ -49,6 +51,7 @@ from gnc_jax.objectives import TAMMES
 from gnc_jax.polish import polish
 from gnc_jax.solve import ValidatedSettings, geometric, run_schedule
 from gnc_jax.sphere import normalize_columns, tangent_project
+from gnc_jax._process import float64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +60,7 @@ class SearchSettings(ValidatedSettings):
 
     Attributes:
       population: configurations searched in parallel (the restart axis: what an accelerator buys).
-      rounds: search rounds at most (0: none) for K <= 50; fewer above (:meth:`rounds_for`).
+      rounds: search rounds at most (0: none) for K <= 50 at d = 3; fewer above (:meth:`rounds_for`).
       patience: stop after this many rounds without a gain of the best polished chord by more than
         1e-10 (relative).
       restart_after: a fresh population after this many rounds without such a gain (0: never).
@@ -70,6 +73,14 @@ class SearchSettings(ValidatedSettings):
       polish_per_round: members polished per round at most (those changed in the round with the
         largest chords).
       polish_iters: iterations of that polish.
+      polish_window: only members whose chord is within this relative distance of the best polished
+        chord are polished: the polish moves a finished member's chord by 4e-6..3e-5 (relative) at
+        d = 3..8, so one further below cannot become the best.
+      polish_max_d: members are polished in the loop only for d <= this; above, their exact
+        (unpolished) chords decide and the caller polishes the result (:func:`gnc_jax.solve_pairs`
+        does). At d = 8, K = 64 one SLP polish of a freshly annealed member takes 13-27 s on 2 CPU
+        cores (LPs of ~1000 rows in 448 unknowns, 0.25 s each), more than the pair's time budget;
+        at d = 3, K = 70 it takes 0.5 s.
       softmax_seed_min_d: for d >= this, :func:`gnc_jax.solve_tammes` first runs the softmax-code
         annealer on the pair and seeds the search with its code (cross-seeding: at d = 4, K = 24 the
         softmax code is the 24-cell, which the Tammes search alone misses); 0 never.
@@ -93,6 +104,8 @@ class SearchSettings(ValidatedSettings):
     holes_per_point: int = 8
     polish_per_round: int = 2
     polish_iters: int = 100
+    polish_window: float = 1e-3
+    polish_max_d: int = 3
     min_K: int = 13
     max_K: int = 512
     softmax_seed_min_d: int = 4
@@ -113,12 +126,14 @@ class SearchSettings(ValidatedSettings):
             ),
             0,
         )
-        self._require_positive(("growth",))
+        self._require_positive(("growth", "polish_window"))
 
-    def rounds_for(self, K: int) -> int:
-        """The round cap for K points: ``rounds`` up to K = 50, then scaled by (50 / K)^2 (a round
-        costs ~K^2), at least 20: every pair gets about the same time."""
-        return self.rounds if K <= 50 else min(self.rounds, max(20, round(self.rounds * (50 / K) ** 2)))
+    def rounds_for(self, d: int, K: int) -> int:
+        """The round cap for K points on S^{d-1}: ``rounds`` up to K = 50 at d = 3, scaled by
+        (50 / K)^2 above K = 50 (a round costs ~K^2) and by (3 / d)^2 above d = 3, at least 20:
+        every pair gets about the same time."""
+        scale = min(1.0, (50 / K) ** 2) * min(1.0, 3 / d) ** 2
+        return self.rounds if scale == 1.0 else min(self.rounds, max(20, round(self.rounds * scale)))
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
@@ -136,7 +151,7 @@ class SearchResult(NamedTuple):
     elapsed_s: float  # wall time, compilation included
     interrupted: bool  # stopped by Ctrl-C (the result is the best so far)
     stopped_by: str  # 'rounds', 'patience', 'time_limit' or 'interrupt'
-    hits: int  # polished configurations within 1e-9 (relative) of the best chord
+    hits: int  # judged (polished for d <= 3) configurations within 1e-9 (relative) of the best chord
     restarts: int  # fresh populations drawn after the first
     history: tuple  # (round, elapsed_s, best min angle in degrees) after every gain and every 10 rounds
 
@@ -253,6 +268,7 @@ def _check_seeds(seeds, d: int, K: int, R: int) -> tuple[np.ndarray, int]:
     return padded, min(len(out), R)
 
 
+@float64
 def search_tammes(
     d: int,
     K: int,
@@ -294,10 +310,11 @@ def search_tammes(
             best_W, best = W, chord
 
     def polish_member(W):
-        """The exact SLP polish of one member and its exact min chord (recorded for ``hits``)."""
-        out = polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"]
-        polished.append(tammes_margin(out))
-        return out, polished[-1]
+        """The member polished (for d <= ``polish_max_d``) and its exact min chord (kept for ``hits``)."""
+        if d <= s.polish_max_d:
+            W = polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"]
+        polished.append(tammes_margin(W))
+        return W, polished[-1]
 
     history = []
     rounds, restarts, last_gain, stopped_by = 0, 0, 0, "rounds"
@@ -314,7 +331,7 @@ def search_tammes(
 
     previous = np.full(s.population, -1.0)
     try:
-        while rounds < s.rounds_for(K):
+        while rounds < s.rounds_for(d, K):
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
                 stopped_by = "time_limit"
                 break
@@ -323,6 +340,7 @@ def search_tammes(
             c_host, X_host = np.asarray(c), None
             changed = np.flatnonzero(c_host != previous)
             previous = c_host
+            changed = changed[c_host[changed] >= best * (1 - s.polish_window)]
             for i in changed[np.argsort(-c_host[changed])][: s.polish_per_round]:
                 X_host = np.array(X) if X_host is None else X_host
                 X_host[i], chord = polish_member(X_host[i])

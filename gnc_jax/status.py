@@ -6,8 +6,9 @@ or a change; see each solution type). The members mean exactly:
 * ``optimal``: a certificate proves global optimality: the certified value attains a proven optimum
   (Theorem 3.3's closed forms, Rankin's bound) or a valid lower bound to within the stated tolerance.
 * ``stationary``: first-order conditions hold to the stated tolerance: a (Riemannian) gradient norm
-  below its tolerance, or, for the max-min problems, the linearised problem (the SLP's LP) admits no
-  decrease. Not a proof of optimality.
+  below its tolerance, a fixed-point iteration's last change below its tolerance (the fixed-point
+  equations hold to it), or, for the max-min problems, the linearised problem (the SLP's LP) admits
+  no decrease. Not a proof of optimality.
 * ``stalled``: the iteration stopped making progress (the score changed by less than the tolerance
   over the final phase, or the SLP trust region collapsed) without first-order conditions shown.
 * ``max_steps``: the iteration cap was reached with the residual still above its tolerance.
@@ -34,3 +35,12 @@ class Status(str, enum.Enum):
         return self.value
 
     __format__ = str.__format__
+
+
+def from_residual(residual: float, tol: float) -> Status:
+    """The status of an iteration that stops when ``residual`` (a gradient norm or a fixed-point
+    change) is <= ``tol`` or at its step cap: nonfinite, stationary or max_steps."""
+    residual = float(residual)
+    if residual != residual or residual in (float("inf"), float("-inf")):
+        return Status.NONFINITE
+    return Status.STATIONARY if residual <= tol else Status.MAX_STEPS

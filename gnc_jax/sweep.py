@@ -39,6 +39,7 @@ from gnc_jax.errors import InvalidArgument
 from gnc_jax.search import SearchSettings, split_overrides
 from gnc_jax.solve import SolverSettings
 from gnc_jax.ufm import UFMSettings, solve_ufm_instances
+from gnc_jax._process import float64
 
 PROBLEMS = ("tammes", "softmax-code", "hardmax", "ufm")
 
@@ -183,6 +184,7 @@ class SweepReport:
     wall_s: float
 
 
+@float64
 def sweep(
     problem: str,
     ds,

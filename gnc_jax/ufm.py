@@ -40,6 +40,7 @@ from gnc_jax.solve import (
     run_schedule,
 )
 from gnc_jax.sphere import normalize_columns, tangent_project
+from gnc_jax._process import float64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,6 +200,7 @@ def _instance_key(key, d, K, n, tau, lam):
     return key
 
 
+@float64
 def solve_ufm(
     d: int | Sequence[int],
     K: int | Sequence[int],
@@ -236,6 +238,7 @@ def solve_ufm(
     return out[0] if scalar else out
 
 
+@float64
 def solve_ufm_instances(
     instances: Sequence[tuple[int, int, int, float]],
     *,

@@ -1,4 +1,5 @@
-"""Shared fixtures. Importing gnc_jax enables float64 in JAX."""
+"""Shared fixtures. The suite runs as a user would: JAX in its default float32 mode, float64 only
+inside gnc_jax's calls (and in the tests that opt in with the ``x64`` fixture)."""
 
 import csv
 import os
@@ -16,7 +17,7 @@ import jax  # noqa: E402
 import numpy as np
 import pytest
 
-import gnc_jax  # noqa: F401  (enables jax_enable_x64)
+import gnc_jax  # noqa: F401
 
 DATA = Path(__file__).parent / "data"
 
@@ -44,5 +45,15 @@ def random_configuration(seed, d, K):
 
 
 @pytest.fixture(autouse=True)
-def _float64():
-    assert jax.config.jax_enable_x64
+def _no_global_x64():
+    """Importing gnc_jax changes no global JAX setting, and neither does calling it."""
+    assert not jax.config.jax_enable_x64
+    yield
+    assert not jax.config.jax_enable_x64
+
+
+@pytest.fixture
+def x64():
+    """float64 for one test that calls JAX internals itself (scoped, as gnc_jax's public functions do)."""
+    with jax.enable_x64(True):
+        yield

@@ -107,7 +107,7 @@ def test_bad_configurations_raise_value_error_naming_w(W, match):
             fn(W)
 
 
-def test_feature_lower_bounds_are_tight_at_eq9_features():
+def test_feature_lower_bounds_are_tight_at_eq9_features(x64):
     # Duality of eq. (3): any unit features give lower bounds, the features of eq. (9) attain them.
     W = random_configuration(5, 4, 30)
     sep = gnc_jax.separation(W)

@@ -57,11 +57,15 @@ def test_pythagorean_identity_and_stationarity_at_the_trained_q(near, model):
     assert 0 < r.divergence < r.independence_divergence
     assert abs(r.pythagorean_residual) <= 1e-8 * r.independence_divergence
     assert max(r.stationarity.values()) < 1e-10
+    assert r.status == "stationary" and r.grad_norm <= 1e-10
 
 
 def test_divergences_against_a_direct_computation():
     P = gsl.near_independent(jax.random.key(3), 6, 4, 0.5)
     r = gsl.train_softmax(P, 1, "forward", seed=0, max_steps=50)
+    assert (r.status == "stationary") == (r.grad_norm <= 1e-10)
+    capped = gsl.train_softmax(P, 1, "forward", seed=0, max_steps=2)
+    assert capped.status == "max_steps" and capped.steps == 2 and capped.grad_norm > 1e-10
     px, py = P.sum(axis=1), P.sum(axis=0)
     assert r.divergence == pytest.approx(np.sum(P * np.log(P / r.Q)), abs=1e-13)
     assert r.independence_divergence == pytest.approx(np.sum(P * np.log(P / np.outer(px, py))), abs=1e-13)

@@ -13,6 +13,9 @@ from scipy.optimize import linprog
 import gnc_jax
 from gnc_jax import hull
 
+# These tests call JAX internals directly (float64 scoped to each test, as the public API does).
+pytestmark = pytest.mark.usefixtures("x64")
+
 
 def reference_distance(W, k):
     """dist(w_k, conv{w_j : j != k}) from the dual QP min 1/2 ||h||^2 s.t. <w_k - w_j, h> >= 1:

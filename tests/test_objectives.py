@@ -9,6 +9,9 @@ from conftest import random_configuration
 import gnc_jax
 from gnc_jax.objectives import PROBLEMS, get_problem
 
+# These tests call JAX internals directly (float64 scoped to each test, as the public API does).
+pytestmark = pytest.mark.usefixtures("x64")
+
 
 def _params(problem, seed, d, K, d_max=None, K_max=None):
     """Random unpadded variables, optionally embedded in zeros of shape (d_max, K_max)."""

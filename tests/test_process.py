@@ -1,22 +1,61 @@
-"""Process-wide setup at import: float64 and the allocator thresholds."""
+"""Importing gnc_jax changes nothing global; float64 is scoped to its calls; the allocator tuning is
+explicit."""
 
 import platform
+import subprocess
+import sys
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
-from gnc_jax import _process
+import gnc_jax
+from conftest import random_configuration
+
+USER_CODE = """
+import jax, jax.numpy as jnp, numpy as np
+import gnc_jax
+assert not jax.config.jax_enable_x64, "import turned float64 on"
+s = gnc_jax.solve_tammes(3, 6, seed=0, restarts=4, steps=300, hop_rounds=0)
+assert not jax.config.jax_enable_x64, "a call left float64 on"
+assert jnp.ones(2).dtype == jnp.float32
+print(repr(s.W.dtype.name), repr(s.rho_one_vs_one))
+"""
 
 
-def test_float64_is_on_after_import():
-    assert jax.config.jax_enable_x64
+def test_import_and_calls_leave_the_users_jax_settings_alone():
+    # In a fresh process: nothing of the test suite's own setup is involved.
+    out = subprocess.run([sys.executable, "-c", USER_CODE], capture_output=True, text=True, check=True)
+    dtype, rho = out.stdout.split()
+    assert dtype == "'float64'"
+    # The octahedron's chord sqrt(2) (Theorem: K = 2d), reached to float64 rounding, which a float32
+    # computation (eps 1.2e-7) could not certify.
+    assert abs(float(rho) - np.sqrt(2)) < 1e-13
+
+
+def test_float64_inside_a_call_and_float32_outside():
+    assert jnp.ones(2).dtype == jnp.float32
+    W = random_configuration(0, 5, 9)
+    G = W.T @ W  # numpy, float64
+    off = ~np.eye(9, dtype=bool)
+    # float32 would be off by ~1e-8 here (eps 1.2e-7 on values of order 1)
+    assert abs(gnc_jax.max_cos(W) - G[off].max()) < 1e-15
+    assert abs(gnc_jax.tammes_margin(W) - np.sqrt(2 - 2 * G[off].max())) < 1e-14
+    assert jnp.ones(2).dtype == jnp.float32
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
-def test_malloc_tuning_applies_on_glibc_and_respects_the_user(monkeypatch):
+def test_allocator_tuning_applies_on_glibc_and_respects_the_user(monkeypatch):
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
-    assert _process.tune_glibc_malloc() is True
+    assert gnc_jax.tune_allocator() is True
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")
-    assert _process.tune_glibc_malloc() is False
+    assert gnc_jax.tune_allocator() is False
+
+
+def test_the_float64_scope_ends_with_the_call_even_on_error():
+    with pytest.raises(ValueError, match="W"):
+        gnc_jax.tammes_margin(np.zeros((1, 3)))
+    assert not jax.config.jax_enable_x64

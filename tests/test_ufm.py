@@ -30,7 +30,7 @@ def _direct_mean_ce(W, H, tau, n):
 
 
 @pytest.mark.parametrize("tau", [2.0, 0.3, 0.05])
-def test_losses_match_the_textbook_cross_entropy(tau):
+def test_losses_match_the_textbook_cross_entropy(tau, x64):
     p = _params(0, 4, 6, 3)
     cm = jnp.ones(6, bool)
     ce = _direct_mean_ce(np.asarray(p["W"]), np.asarray(p["H"]), tau, 3)
@@ -38,7 +38,7 @@ def test_losses_match_the_textbook_cross_entropy(tau):
     np.testing.assert_allclose(ufm_log_loss(p, cm, tau, 3), tau * np.log(18 * ce), rtol=1e-12)
 
 
-def test_log_loss_stays_finite_with_a_useful_gradient_where_the_ce_underflows():
+def test_log_loss_stays_finite_with_a_useful_gradient_where_the_ce_underflows(x64):
     # A well-separated configuration: at tau = 1e-3 every CE is exp(-(margin)/tau) ~ 1e-250 or less.
     W = gnc_jax.simplex_etf(3, 4)
     p = {"W": jnp.asarray(W), "H": jnp.asarray(np.repeat(W, 2, axis=1))}

@@ -32,6 +32,7 @@ from gnc_jax.nn.modules import (
     ResNet,
 )
 from gnc_jax.solve import ValidatedSettings
+from gnc_jax._process import float64
 
 CLASSIFIERS = ("learned", "cmf", "fixed")
 BACKBONES = ("mlp", "resnet")
@@ -91,6 +92,7 @@ class TrainSettings(ValidatedSettings):
         return float((tau / self.tau_start) ** (1.0 - t))
 
 
+@float64
 def make_network(
     data: Dataset,
     d: int,
@@ -174,6 +176,7 @@ def _evaluate(model: Network, x, y, chunk: int = 2048):
     return h.astype(np.float64), pred, float(ce.mean())
 
 
+@float64
 def epoch_metrics(model: Network, data: Dataset, rho_star: float | None = None) -> dict:
     """Accuracy, loss and the GNC metrics of the current model (eval mode), in float64."""
     model.eval()
@@ -198,6 +201,7 @@ def epoch_metrics(model: Network, data: Dataset, rho_star: float | None = None) 
     }
 
 
+@float64
 @functools.cache
 def reference_rho(d: int, K: int) -> float:
     """rho-hat(d, K): certified margin of the best softmax code the core solver finds (seed 0): a lower
@@ -207,6 +211,7 @@ def reference_rho(d: int, K: int) -> float:
     return solve_softmax_code(d, K, seed=0, restarts=16, hop_rounds=2).rho_one_vs_rest
 
 
+@float64
 def train(
     model: Network,
     data: Dataset,

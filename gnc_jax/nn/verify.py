@@ -17,6 +17,7 @@ import numpy as np
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.nn import data as datasets
 from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, train
+from gnc_jax._process import float64
 
 
 def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:
@@ -82,6 +83,7 @@ def plot_history(history: list[dict], path: str, title: str = "") -> bool:
     return True
 
 
+@float64
 def verify_network(
     dataset: str = "digits",
     d: int = 3,

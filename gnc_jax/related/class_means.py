@@ -23,6 +23,7 @@ import optax
 from gnc_jax import batch, metrics
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
+from gnc_jax._process import float64
 
 
 def _data(X, labels, K=None):
@@ -54,6 +55,7 @@ def softmax_loss(W, X, labels, lam):
     return jnp.mean(cross_entropy(W.T @ X, labels)) + 0.5 * jnp.sum(lam * jnp.sum(W**2, axis=0))
 
 
+@float64
 def nor_mixture(key, n: int, p: int, K: int, mean_norm: float = 1.0, epsilon: float = 0.5):
     """Samples of a Gaussian mixture satisfying the NOR conditions of paper 000.
 
@@ -77,6 +79,7 @@ def nor_mixture(key, n: int, p: int, K: int, mean_norm: float = 1.0, epsilon: fl
     return means[:, labels] + noise, labels
 
 
+@float64
 def class_mean_init(X, labels, K: int | None = None, lam: float = 1e-3) -> np.ndarray:
     """W0 = c * centred class means, c >= 0 minimising the regularised loss along that ray
     (a 1-d convex problem, solved by golden-section search)."""
@@ -116,6 +119,7 @@ def _trainer(shape: tuple[int, int], K: int, steps: int, optimizer: str, learnin
     return jax.jit(run)
 
 
+@float64
 def train_softmax_layer(
     X,
     labels,

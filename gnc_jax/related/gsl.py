@@ -36,6 +36,8 @@ import numpy as np
 from gnc_jax import batch
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
+from gnc_jax._process import float64
+from gnc_jax.status import Status, from_residual
 
 MODELS = ("forward", "reverse", "joint")
 
@@ -77,6 +79,7 @@ class SVDFeatures:
     singular_values: np.ndarray
 
 
+@float64
 def svd_features(P, k: int) -> SVDFeatures:
     """f*(x) = sqrt(sigma_i) u_i(x) / sqrt(P_X(x)), g*(y) = sqrt(sigma_i) v_i(y) / sqrt(P_Y(y)) for
     the singular pairs i = 2..k+1 of :func:`b_matrix` (the first pair is sqrt(P_X), sqrt(P_Y))."""
@@ -101,6 +104,7 @@ def _draw(key, nx: int, ny: int, r: int):
     )
 
 
+@float64
 def near_independent(key, nx: int, ny: int, epsilon: float, decay: float = 0.5) -> np.ndarray:
     """A random P = P_X P_Y (1 + epsilon Phi / max|Phi|) near independence.
 
@@ -156,7 +160,8 @@ class GSLResult:
       pythagorean_residual: D(P || Q) + D(Q || P_X P_Y) - D(P || P_X P_Y).
       stationarity: max-abs residuals of Q_X = P_X, Q_Y = P_Y, E_Q[f | Y] = E_P[f | Y],
         E_Q[g | X] = E_P[g | X].
-      grad_norm, steps: of the L-BFGS run.
+      grad_norm, steps: of the L-BFGS run; status: ``stationary`` when grad_norm reached
+        ``grad_tol``, else ``max_steps`` or ``nonfinite`` (:mod:`gnc_jax.status`).
     """
 
     model: str
@@ -171,6 +176,7 @@ class GSLResult:
     stationarity: dict
     grad_norm: float
     steps: int
+    status: Status
 
 
 @functools.cache
@@ -197,6 +203,7 @@ def _trainer(model: str, shape: tuple[int, int], k: int):
     return jax.jit(run)
 
 
+@float64
 def train_softmax(
     P,
     k: int,
@@ -263,6 +270,7 @@ def train_softmax(
         stationarity=stationarity,
         grad_norm=float(gnorm),
         steps=int(steps),
+        status=from_residual(gnorm, grad_tol),
     )
 
 

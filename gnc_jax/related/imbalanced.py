@@ -65,6 +65,7 @@ from gnc_jax.related._optim import cross_entropy
 from gnc_jax.solve import ValidatedSettings, axis_map, geometric, run_schedule
 from gnc_jax.status import Status
 from gnc_jax.ufm import _positive_floats
+from gnc_jax._process import float64
 
 OPTIMAL, STATIONARY, MAX_STEPS, NONFINITE = (
     Status.OPTIMAL,
@@ -157,6 +158,7 @@ class ImbalancedPrediction:
         return out | {"classifier_norms": self.classifier_norms.tolist()}
 
 
+@float64
 def predict_imbalanced(
     counts, lambda_w: float, lambda_h: float, d: int | None = None
 ) -> ImbalancedPrediction:
@@ -210,6 +212,7 @@ def predict_imbalanced(
     )
 
 
+@float64
 def centred_scaled_means(means, counts, lambda_w: float, lambda_h: float) -> np.ndarray:
     """The classifier the theory predicts from any class means (d, K): column j is
     sqrt(lambda_H K / (lambda_W (K-1))) (sqrt(n_j) mean_j - (1/K) sum_l sqrt(n_l) mean_l)."""
@@ -243,6 +246,7 @@ def _largest(x) -> float:
     return float(x.max()) if x.size else 0.0
 
 
+@float64
 def geometry_report(W, H, counts, lambda_w: float, lambda_h: float, collapse_tol: float = 1e-6) -> dict:
     """Measured geometry of (W, H) for class sizes ``counts`` and its distance to the closed form.
 
@@ -507,12 +511,14 @@ def _loss_and_kkt(W, H, counts, lambda_w: float, lambda_h: float) -> tuple[float
     return float(value), float(jnp.sqrt(jnp.sum(g["W"] ** 2) + jnp.sum(gH**2)))
 
 
+@float64
 def kkt_residual(W, H, counts, lambda_w: float, lambda_h: float) -> float:
     """Norm of the projected gradient of problem (4) at (W, H >= 0), in float64: the gradient of W,
     and of H where H > 0 or where it points into H > 0."""
     return _loss_and_kkt(W, H, counts, lambda_w, lambda_h)[1]
 
 
+@float64
 def imbalanced_loss(W, H, counts, lambda_w: float, lambda_h: float) -> float:
     """Objective of problem (4) in float64 (W (d, K), H (d, N) class-major)."""
     return _loss_and_kkt(W, H, counts, lambda_w, lambda_h)[0]
@@ -542,6 +548,7 @@ def _instance_key(key, counts, lambda_w, lambda_h):
     return key
 
 
+@float64
 def solve_ufm_imbalanced(
     counts,
     d: int,

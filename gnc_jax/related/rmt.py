@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +52,8 @@ from gnc_jax import batch
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
 from gnc_jax.related.class_means import softmax_loss
+from gnc_jax._process import float64
+from gnc_jax.status import Status, from_residual
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(80)
 
@@ -82,7 +85,9 @@ class RMTPrediction:
       delta, m, sigma: (2,) per class; z of a class-l sample is N(m_l, sigma_l^2).
       mean_w: (p,) the deterministic equivalent R_1 mu~ of E[w].
       train_accuracy, test_accuracy: (2,) per class; overall_* weighted by gamma.
-      iterations: fixed-point iterations used; converged: change below tol.
+      iterations: fixed-point iterations used; residual: the last iteration's change (sum of
+        absolute changes of delta, m, sigma); status: ``stationary`` when it is below ``tol``, else
+        ``max_steps`` or ``nonfinite`` (:mod:`gnc_jax.status`).
     """
 
     delta: np.ndarray
@@ -94,7 +99,8 @@ class RMTPrediction:
     overall_train_accuracy: float
     overall_test_accuracy: float
     iterations: int
-    converged: bool
+    residual: float
+    status: Status
 
 
 def _statistics(means, covs, proportions, n: int, lam: float):
@@ -156,6 +162,7 @@ def _binary_fixed_point(means, covs, gamma, n, lam, tol, max_iter):
     return jax.lax.while_loop(lambda c: (c[4] < max_iter) & (c[5] >= tol), body, init)
 
 
+@float64
 def predict_binary(means, covs, proportions, n: int, lam: float, tol: float = 1e-12, max_iter: int = 1000):
     """Algorithm 1 for the binary softmax classifier: (delta, m, sigma) and predicted accuracies.
 
@@ -168,7 +175,7 @@ def predict_binary(means, covs, proportions, n: int, lam: float, tol: float = 1e
     delta, m, sigma, mean_w, iterations, change = map(
         np.asarray, _binary_fixed_point(means, covs, gamma, float(n), lam, tol, max_iter)
     )
-    iterations, converged = int(iterations), bool(change < tol)
+    iterations = int(iterations)
     f0 = np.array([float(_f(0, 0.0, lam)[0]), float(_f(1, 0.0, lam)[0])])
     z0 = -delta * f0
     test = np.array([ndtr(m[0] / sigma[0]), ndtr(-m[1] / sigma[1])], dtype=np.float64)
@@ -183,10 +190,12 @@ def predict_binary(means, covs, proportions, n: int, lam: float, tol: float = 1e
         overall_train_accuracy=float(gamma @ train),
         overall_test_accuracy=float(gamma @ test),
         iterations=iterations,
-        converged=converged,
+        residual=float(change),
+        status=from_residual(change, tol),
     )
 
 
+@float64
 def sample_mixture(key, means, covs, proportions, n: int):
     """n Gaussian samples, round(gamma_1 n) of class 0 first: (X (p, n), labels (n,))."""
     means, covs, gamma, n, _ = _statistics(means, covs, proportions, n, 1.0)
@@ -195,12 +204,29 @@ def sample_mixture(key, means, covs, proportions, n: int):
     return _sample(key, means, covs, labels), labels
 
 
-def train_binary_softmax(X, labels, lam: float, grad_tol: float = 1e-10, max_steps: int = 500) -> np.ndarray:
+class SoftmaxFit(NamedTuple):
+    """An empirical softmax classifier trained by L-BFGS: ``weights`` (w (p,) binary, W (p, k)
+    k-class), ``status`` (``stationary`` when the gradient norm reached ``grad_tol``, else
+    ``max_steps`` or ``nonfinite``), the final ``grad_norm`` and the L-BFGS ``steps``."""
+
+    weights: np.ndarray
+    status: Status
+    grad_norm: float
+    steps: int
+
+
+def _fit(out, grad_tol) -> SoftmaxFit:
+    x, steps, gnorm = out
+    return SoftmaxFit(np.asarray(x), from_residual(gnorm, grad_tol), float(gnorm), int(steps))
+
+
+@float64
+def train_binary_softmax(X, labels, lam: float, grad_tol: float = 1e-10, max_steps: int = 500) -> SoftmaxFit:
     """w = w_1 - w_2 of the l2-regularised binary softmax (module docstring), trained to convergence
     with optax's L-BFGS on mean log(1 + exp(-s_i w^T x_i)) + (lambda / 4) ||w||^2 (s = +1, -1), which
     is the two-weight loss at its optimum w_1 = -w_2 = w / 2."""
     signs = np.where(np.asarray(labels) == 0, 1.0, -1.0)
-    return np.asarray(_lbfgs(jnp.asarray(X, jnp.float64), jnp.asarray(signs), lam, grad_tol, max_steps))
+    return _fit(_lbfgs(jnp.asarray(X, jnp.float64), jnp.asarray(signs), lam, grad_tol, max_steps), grad_tol)
 
 
 @jax.jit
@@ -208,9 +234,10 @@ def _lbfgs(X, s, lam, grad_tol, max_steps):
     def loss(w):
         return jnp.mean(jax.nn.softplus(-s * (w @ X))) + lam / 4 * jnp.sum(w**2)
 
-    return minimise_lbfgs(loss, jnp.zeros(X.shape[0], X.dtype), grad_tol, max_steps)[0]
+    return minimise_lbfgs(loss, jnp.zeros(X.shape[0], X.dtype), grad_tol, max_steps)
 
 
+@float64
 def binary_accuracy(w, X, labels) -> np.ndarray:
     """(2,) per-class accuracy of the rule "class 0 iff w^T x > 0"."""
     score = np.asarray(w) @ np.asarray(X)
@@ -237,7 +264,8 @@ def binary_accuracy(w, X, labels) -> np.ndarray:
 @dataclasses.dataclass(frozen=True)
 class MulticlassPrediction:
     """The k-class fixed point: Delta (k, k, k), m (k, k), S (k, k, k) per class; mean_W (p, k);
-    per-class and overall predicted train / test accuracies; iterations and convergence."""
+    per-class and overall predicted train / test accuracies; iterations, the last change (max-abs of
+    Delta, m, S) and the status it gives against ``tol`` (as :class:`RMTPrediction`)."""
 
     Delta: np.ndarray
     m: np.ndarray
@@ -248,7 +276,8 @@ class MulticlassPrediction:
     overall_train_accuracy: float
     overall_test_accuracy: float
     iterations: int
-    converged: bool
+    residual: float
+    status: Status
 
 
 def _softmax_F(c: int, t, lams):
@@ -319,6 +348,7 @@ def _multiclass_inputs(means, covs, proportions, n, lam):
     return means, covs, gamma, n, lams
 
 
+@float64
 def predict_multiclass(
     means,
     covs,
@@ -347,13 +377,13 @@ def predict_multiclass(
     Delta = np.zeros((k, k, k))
     m = np.zeros((k, k))
     S = np.stack([np.eye(k)] * k)
-    converged, iterations = False, 0
+    change, iterations = np.inf, 0
 
     def draws(c):
         e, V = np.linalg.eigh((S[c] + S[c].T) / 2)
         return m[c] + G[c] @ (V * np.sqrt(np.maximum(e, 0.0))).T
 
-    while iterations < max_iter and not converged:
+    while iterations < max_iter and not change < tol:
         iterations += 1
         Mt = np.zeros((p, k))
         Ct = np.zeros((p * k, p * k))
@@ -373,7 +403,6 @@ def predict_multiclass(
         new_S = np.stack([_blocks_trace(covs[c], R2, k, p) / n + W_bar.T @ covs[c] @ W_bar for c in range(k)])
         change = np.abs(new_Delta - Delta).max() + np.abs(new_m - m).max() + np.abs(new_S - S).max()
         Delta, m, S = new_Delta, new_m, new_S
-        converged = change < tol
     test, train = np.zeros(k), np.zeros(k)
     for c in range(k):
         Z = draws(c)
@@ -390,10 +419,12 @@ def predict_multiclass(
         overall_train_accuracy=float(gamma @ train),
         overall_test_accuracy=float(gamma @ test),
         iterations=iterations,
-        converged=converged,
+        residual=float(change),
+        status=from_residual(change, tol),
     )
 
 
+@float64
 def sample_multiclass(key, means, covs, proportions, n: int):
     """n Gaussian samples of the k-class mixture, class-major: (X (p, n), labels (n,))."""
     means, covs, gamma, n, _ = _multiclass_inputs(means, covs, proportions, n, 1.0)
@@ -403,24 +434,25 @@ def sample_multiclass(key, means, covs, proportions, n: int):
     return _sample(key, means, covs, labels), labels
 
 
-def train_multiclass_softmax(X, labels, lam, grad_tol: float = 1e-10, max_steps: int = 1000) -> np.ndarray:
+@float64
+def train_multiclass_softmax(X, labels, lam, grad_tol: float = 1e-10, max_steps: int = 1000) -> SoftmaxFit:
     """W (p, k) minimising mean CE(W^T x) + (1/2) sum_l lambda_l ||w_l||^2, by optax's L-BFGS."""
     labels = np.asarray(labels)
     k = int(labels.max()) + 1
     lams = np.broadcast_to(np.asarray(lam, np.float64), (k,))
-    return np.asarray(
-        _lbfgs_multiclass(
-            jnp.asarray(X, jnp.float64), jnp.asarray(labels), jnp.asarray(lams), grad_tol, max_steps
-        )
+    out = _lbfgs_multiclass(
+        jnp.asarray(X, jnp.float64), jnp.asarray(labels), jnp.asarray(lams), grad_tol, max_steps
     )
+    return _fit(out, grad_tol)
 
 
 @jax.jit
 def _lbfgs_multiclass(X, y, lams, grad_tol, max_steps):
     W0 = jnp.zeros((X.shape[0], lams.shape[0]), X.dtype)
-    return minimise_lbfgs(lambda W: softmax_loss(W, X, y, lams), W0, grad_tol, max_steps)[0]
+    return minimise_lbfgs(lambda W: softmax_loss(W, X, y, lams), W0, grad_tol, max_steps)
 
 
+@float64
 def multiclass_accuracy(W, X, labels) -> np.ndarray:
     """(k,) per-class accuracy of argmax_l w_l^T x."""
     pred = np.argmax(np.asarray(W).T @ np.asarray(X), axis=0)
