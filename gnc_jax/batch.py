@@ -62,7 +62,7 @@ class Solution:
         a proven optimum (Theorem 3.3 / :func:`gnc_jax.theory.tammes_closed_form`) to 1e-12;
         otherwise the SLP polish's ``stationary`` (its LP predicts no decrease of the max: first-order
         conditions), ``stalled``, ``max_steps`` or ``failed``; without the polish the annealer's
-        ``stalled`` (score change <= ``converged_tol``), ``max_steps``; ``nonfinite``.
+        ``stalled`` (score change <= ``stall_tol``), ``max_steps``; ``nonfinite``.
       residual: the number that decided the status: the gap to the proven optimum (optimal), the
         LP's last predicted decrease of the max (polish), or the annealer's last score change.
       status_note: why an inner solver failed ('' otherwise).

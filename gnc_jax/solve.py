@@ -88,7 +88,7 @@ class SolverSettings(ValidatedSettings):
       hop_scale: perturbation size in units of the typical spacing K^{-1/(d-1)}.
       polish_steps: steps of the final continuation t_end -> polish_t_end.
       polish_t_end: final temperature of the polish.
-      converged_tol: the annealing status is 'stalled' when the exact score changed by less than
+      stall_tol: the annealing status is 'stalled' when the exact score changed by less than
         this over the last half of the polish.
       lp_polish_iters: iterations of the exact active-set (SLP) polish of each pair's best
         configuration (:mod:`gnc_jax.polish`); 0 skips it. Its convergence sets the final status.
@@ -109,7 +109,7 @@ class SolverSettings(ValidatedSettings):
     hop_scale: float = 0.6
     polish_steps: int = 1000
     polish_t_end: float = 1e-13
-    converged_tol: float = 1e-12
+    stall_tol: float = 1e-12
     lp_polish_iters: int = 100
     lp_polish_max_unknowns: int = 1000
     dtype: str = "float64"
@@ -126,8 +126,8 @@ class SolverSettings(ValidatedSettings):
             raise InvalidArgument(f"hop_t_start must be >= t_end, got {self.hop_t_start}")
         if not self.polish_t_end <= self.t_end:
             raise InvalidArgument(f"polish_t_end must be <= t_end, got {self.polish_t_end}")
-        if not isinstance(self.converged_tol, (int, float)) or not self.converged_tol >= 0:
-            raise InvalidArgument(f"converged_tol must be a number >= 0, got {self.converged_tol!r}")
+        if not isinstance(self.stall_tol, (int, float)) or not self.stall_tol >= 0:
+            raise InvalidArgument(f"stall_tol must be a number >= 0, got {self.stall_tol!r}")
         self._require_dtype()
 
 
@@ -303,6 +303,6 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     status = jnp.where(
         ~finite[best] & ~jnp.isfinite(score[best]),
         NONFINITE,
-        jnp.where(change <= s.converged_tol, STALLED, MAX_STEPS),
+        jnp.where(change <= s.stall_tol, STALLED, MAX_STEPS),
     )
     return PairResult(jax.tree_util.tree_map(lambda a: a[best], params), score[best], score, status, change)
