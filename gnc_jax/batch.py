@@ -398,8 +398,6 @@ def solve_pairs(
         settings = settings.replace(**overrides)
     initial = _initial_configs(initial, pairs)
     n_dev = jax.local_device_count()
-    if settings.restarts % n_dev:
-        settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
     # One key per pair, derived from the pair itself: results do not depend on the batch.
     pair_key = lambda dd, kk: jax.random.fold_in(jax.random.fold_in(key, dd), kk)
     searched = {}
@@ -417,7 +415,7 @@ def solve_pairs(
                     "softmax-code",
                     [pairs[i] for i in seeded],
                     key=key,
-                    settings=settings.replace(lp_polish_iters=0, restarts=min(settings.restarts, 16)),
+                    settings=settings.replace(lp_polish_iters=0, restarts=min(settings.restarts or 16, 16)),
                     search=search.replace(rounds=0),
                 )
                 for i, code in zip(seeded, codes):
@@ -427,17 +425,19 @@ def solve_pairs(
                 searched[i] = search_tammes(
                     dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
                 )
-    # Tammes pairs the search solved form groups of their own; everything else is bucketed.
+    # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
+    # and by the restarts the pair gets (so a pair's result does not depend on the rest of the batch).
     solved = set(searched) if problem == "tammes" else set()
-    groups = [(pairs[i], [i]) for i in sorted(solved)]
-    buckets: dict[tuple[int, int], list[int]] = {}
+    groups = [((*pairs[i], 0), [i]) for i in sorted(solved)]
+    buckets: dict[tuple[int, int, int], list[int]] = {}
     for i, (dd, kk) in enumerate(pairs):
         if i not in solved:
-            buckets.setdefault((bucket_size(dd), bucket_size(kk, minimum=8)), []).append(i)
+            bucket = (bucket_size(dd), bucket_size(kk, minimum=8), settings.restarts_for(dd, kk, n_dev))
+            buckets.setdefault(bucket, []).append(i)
     groups += sorted(buckets.items())
 
     results: list[Solution | None] = [None] * len(pairs)
-    for (d_max, K_max), members in groups:
+    for (d_max, K_max, restarts), members in groups:
         t0 = time.perf_counter()
         dims = [pairs[i] for i in members]
         if members[0] in solved:
@@ -451,10 +451,10 @@ def solve_pairs(
             dsb = np.array([pairs[i][0] for i in idx])
             Ksb = np.array([pairs[i][1] for i in idx])
             keys = jax.vmap(pair_key)(dsb, Ksb)
-            fn = _bucket_solver(prob, settings, d_max, K_max, n_dev)
+            fn = _bucket_solver(prob, settings.replace(restarts=restarts), d_max, K_max, n_dev)
             res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
             params = {k: np.array(v) for k, v in params.items()}
-            status, restarts = np.array(res.status), settings.restarts
+            status = np.array(res.status)
             residual = np.array(res.change, np.float64)
             hits = [int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)]
         sep = _certify(params, dims, K_max)

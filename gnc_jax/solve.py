@@ -78,7 +78,9 @@ class SolverSettings(ValidatedSettings):
     """Immutable solver settings (plain Python values, validated on construction).
 
     Attributes:
-      restarts: independent random starts per (d, K) pair (the population of basin hopping).
+      restarts: independent random starts per (d, K) pair (the population of basin hopping); 0
+        (the default) sizes it by the pair (:meth:`restarts_for`). On an accelerator, more restarts
+        cost about the same wall time: that is where ``restarts=4096`` buys quality.
       steps: steps of the main continuation.
       t_start, t_end: temperatures of the main continuation (geometric schedule).
       learning_rate: Adam step per unit temperature (step size = learning_rate * t).
@@ -98,7 +100,7 @@ class SolverSettings(ValidatedSettings):
       dtype: 'float64' (default) or 'float32' (faster; results are still certified in float64).
     """
 
-    restarts: int = 64
+    restarts: int = 0
     steps: int = 2000
     t_start: float = 0.1
     t_end: float = 1e-10
@@ -115,8 +117,8 @@ class SolverSettings(ValidatedSettings):
     dtype: str = "float64"
 
     def __post_init__(self):
-        self._require_ints(("restarts", "steps", "hop_steps", "polish_steps"), 1)
-        self._require_ints(("hop_rounds", "lp_polish_iters", "lp_polish_max_unknowns"), 0)
+        self._require_ints(("steps", "hop_steps", "polish_steps"), 1)
+        self._require_ints(("restarts", "hop_rounds", "lp_polish_iters", "lp_polish_max_unknowns"), 0)
         self._require_positive(
             ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end")
         )
@@ -129,6 +131,17 @@ class SolverSettings(ValidatedSettings):
         if not isinstance(self.stall_tol, (int, float)) or not self.stall_tol >= 0:
             raise InvalidArgument(f"stall_tol must be a number >= 0, got {self.stall_tol!r}")
         self._require_dtype()
+
+    def restarts_for(self, d: int, K: int, n_devices: int = 1) -> int:
+        """The restarts a pair gets, rounded up to a multiple of ``n_devices``: ``restarts`` if set,
+        else 64 up to d K^2 = 7500 (d = 3, K = 50) and 64 * 7500 / (d K^2) above, rounded down to
+        a power of two, at least 8 (an annealing step costs ~ restarts d K^2 on a CPU, so every pair
+        gets about the same time: at d = 10, K = 100 all 64 restarts end at the same margin, and 8
+        reach it in a quarter of the time, benchmarks/results/paper_baseline.md)."""
+        R = self.restarts
+        if not R:
+            R = 64 if d * K * K <= 7500 else max(8, 2 ** int(math.log2(64 * 7500 / (d * K * K))))
+        return -(-R // n_devices) * n_devices
 
 
 class State(NamedTuple):
