@@ -137,7 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     solve.add_argument("--lambda-w", help="ufm-imbalanced: weight decay(s) of W, > 0: 5e-3 or 1e-3,5e-3")
     solve.add_argument("--lambda-h", help="ufm-imbalanced: weight decay(s) of H, > 0")
-    solve.add_argument("--restarts", type=_int_at_least("restarts", 1), default=None)
+    solve.add_argument(
+        "--restarts",
+        type=_int_at_least("restarts", 1),
+        default=None,
+        help="random starts per pair (default: sized by the pair, 64 for small pairs, at least 8)",
+    )
     solve.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     solve.add_argument(
         "--steps", type=_int_at_least("steps", 1), default=None, help="main continuation steps"
@@ -206,7 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--tau", help="ufm temperature(s) > 0: 0.1 or 1,0.5")
     sw.add_argument("--weight-decay", default=None, help="ufm: lambda >= 0 of eq. (B.1)")
     sw.add_argument("--out", required=True, help="the store (CSV); configurations go to <stem>_configs/")
-    sw.add_argument("--restarts", type=_int_at_least("restarts", 1), default=None)
+    sw.add_argument(
+        "--restarts",
+        type=_int_at_least("restarts", 1),
+        default=None,
+        help="random starts per pair (default: sized by the pair, 64 for small pairs, at least 8)",
+    )
     sw.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     sw.add_argument("--steps", type=_int_at_least("steps", 1), default=None)
     sw.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
