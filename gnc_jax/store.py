@@ -8,7 +8,9 @@ leaves complete rows, at most a torn last line (dropped when the store is next o
 and never a row without its configuration. A lock file keeps two sweeps from writing one store.
 
 The header is the schema: a file whose header differs is refused as written by an incompatible
-version (it is never rewritten). Several stores (runs, or the shards that the hosts of a
+version (it is never rewritten). Stores of format 1 (before the ``residual`` column: the number that
+decided a row's status) are read, with ``residual`` None and their status words as written then
+(``converged`` among them), but not appended to. Several stores (runs, or the shards that the hosts of a
 multi-host sweep write) are read together with :func:`load`, and :func:`best` keeps the best row
 per instance.
 """
@@ -27,15 +29,16 @@ import numpy as np
 
 from gnc_jax.errors import InvalidArgument
 
-STORE_FORMAT = 1
+STORE_FORMAT = 2
 KEY = ("problem", "d", "K", "n", "tau")
 _CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
 _FEATURES = ("loss", "gnc1", "gnc2", "gnc3")
 _PROVENANCE = ("seed", "settings", "version", "device", "store_format", "finished_at")
-COLUMNS = (*KEY, *_CERTIFIED, "n_rattlers", "rattlers", *_FEATURES, "status", "hits", "restarts", "wall_s")
-COLUMNS += ("config", *_PROVENANCE)
+_RUN = ("hits", "restarts", "wall_s", "config", *_PROVENANCE)
+COLUMNS = (*KEY, *_CERTIFIED, "n_rattlers", "rattlers", *_FEATURES, "status", "residual", *_RUN)
+_FORMAT_1 = tuple(c for c in COLUMNS if c != "residual")
 INT_COLUMNS = {"d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"}
-FLOAT_COLUMNS = {"tau", *_CERTIFIED, *_FEATURES, "wall_s"}
+FLOAT_COLUMNS = {"tau", *_CERTIFIED, *_FEATURES, "residual", "wall_s"}
 # What "best" means per problem: the column and whether larger is better.
 SCORE = {
     "tammes": ("min_angle_deg", True),
@@ -72,15 +75,16 @@ def _decode(name: str, text: str):
     return text
 
 
-def _header_line() -> str:
+def _header_line(columns=COLUMNS) -> str:
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(COLUMNS)
+    csv.writer(buf, lineterminator="\n").writerow(columns)
     return buf.getvalue()
 
 
-def read_rows(path) -> list[dict]:
+def read_rows(path, writable: bool = False) -> list[dict]:
     """The rows of one store, typed (ints, floats, None for empty). A torn last line (a sweep
-    killed mid-write) is ignored. Raises :class:`StoreError` for a missing file or another format."""
+    killed mid-write) is ignored. Raises :class:`StoreError` for a missing file or another format
+    (with ``writable``, any format but the current one)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -91,18 +95,22 @@ def read_rows(path) -> list[dict]:
     if not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0] != _header_line():
+    fmt = {_header_line(): STORE_FORMAT, _header_line(_FORMAT_1): 1}.get(lines[0] if lines else None)
+    if fmt == 1 and writable:
+        raise StoreError(
+            f"{str(path)!r} is a results store of format 1 (no residual column): it can be read, not "
+            "appended to; write to a new store"
+        )
+    if fmt is None:
         raise StoreError(
             f"{str(path)!r} is not a gnc_jax results store of format {STORE_FORMAT} (its header differs: "
             "written by an incompatible version, or not a store)"
         )
     rows = []
     for rec in csv.DictReader(lines):
-        row = {k: _decode(k, rec[k]) for k in COLUMNS}
-        if row["store_format"] != STORE_FORMAT:
-            raise StoreError(
-                f"{str(path)!r} holds rows of store format {row['store_format']}, not {STORE_FORMAT}"
-            )
+        row = {k: _decode(k, rec.get(k, "")) for k in COLUMNS}
+        if row["store_format"] != fmt:
+            raise StoreError(f"{str(path)!r} holds rows of store format {row['store_format']}, not {fmt}")
         rows.append(row)
     return rows
 
@@ -176,7 +184,7 @@ class ResultsStore:
             raise StoreError(f"{str(self.path)!r} is being written by another sweep") from None
         try:
             if self.path.exists() and self.path.stat().st_size > 0:
-                self.rows = read_rows(self.path)  # checks the format before anything is written
+                self.rows = read_rows(self.path, writable=True)  # checks the format before any write
                 self._drop_torn_line()
             else:
                 self._create()

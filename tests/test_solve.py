@@ -118,7 +118,7 @@ def test_one_compilation_per_bucket():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        (dict(restarts=0), "restarts"),
+        (dict(restarts=-1), "restarts"),
         (dict(steps=-1), "steps"),
         (dict(hop_rounds=-1), "hop_rounds"),
         (dict(t_start=float("nan")), "t_start"),
@@ -143,7 +143,7 @@ def test_settings_validation(kwargs, match):
         (lambda: gnc_jax.solve_tammes(3, 5), "key"),
         (lambda: gnc_jax.solve_tammes(3, 5, seed=-1), "seed"),
         (lambda: gnc_jax.solve("packing", 3, 5, seed=0), "problem"),
-        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, restarts=0), "restarts"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, restarts=-2), "restarts"),
         (lambda: gnc_jax.solve_tammes(3, 5, seed=0, colour="red"), "unknown settings"),
         (lambda: gnc_jax.solve_pairs("tammes", [], seed=0), "pairs is empty"),
         (lambda: gnc_jax.solve_pairs("tammes", [(3,)], seed=0), "pairs"),
@@ -171,3 +171,34 @@ def test_hardmax_features_collapse_to_eq_9_where_theorems_3_6_and_3_8_apply():
         assert s.gnc1 <= 1e-27 and abs(s.gnc3) <= 1e-12, (s.d, s.K, s.gnc1, s.gnc3)
         features = np.repeat(gnc_jax.optimal_features(s.W), 3, axis=1)
         assert np.max(np.abs(s.H - features)) < 1e-6, (s.d, s.K)
+
+
+def test_default_restarts_are_sized_by_the_pair():
+    s = gnc_jax.SolverSettings()
+    # 64 up to d K^2 = 7500, then 64 * 7500 / (d K^2) rounded down to a power of two, at least 8
+    assert [s.restarts_for(d, K) for d, K in [(3, 24), (3, 50), (3, 60), (3, 100), (10, 100)]] == [
+        64,
+        64,
+        32,
+        16,
+        8,
+    ]
+    assert s.restarts_for(3, 60, 3) == 33  # a multiple of the device count
+    assert s.replace(restarts=5).restarts_for(10, 100) == 5  # set explicitly: kept
+    # the solution reports the restarts it ran with; a pair's result does not depend on the batch
+    alone = gnc_jax.solve_softmax_code(
+        2, 120, seed=0, hop_rounds=0, steps=200, polish_steps=50, hop_steps=50, search_rounds=0
+    )
+    assert alone.restarts == s.restarts_for(2, 120) == 16
+    both = gnc_jax.solve_pairs(
+        "softmax-code",
+        [(2, 8), (2, 120)],
+        seed=0,
+        hop_rounds=0,
+        steps=200,
+        polish_steps=50,
+        hop_steps=50,
+        search_rounds=0,
+    )
+    assert both[0].restarts == 64 and both[1].restarts == 16
+    assert both[1].rho_one_vs_rest == pytest.approx(alone.rho_one_vs_rest, abs=1e-9)

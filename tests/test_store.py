@@ -14,7 +14,12 @@ from gnc_jax.store import ResultsStore, StoreError
 def row(problem="tammes", d=3, K=5, n=None, tau=None, **values):
     """A store row with the given key and values (the rest empty)."""
     base = {k: None for k in store.COLUMNS} | dict(problem=problem, d=d, K=K, n=n, tau=tau)
-    base |= {"status": "converged", "settings": json.dumps({"seed": 0}), "store_format": store.STORE_FORMAT}
+    base |= {
+        "status": "stationary",
+        "residual": -1e-16,
+        "settings": json.dumps({"seed": 0}),
+        "store_format": store.STORE_FORMAT,
+    }
     return base | values
 
 
@@ -29,6 +34,7 @@ def test_rows_round_trip_exactly(tmp_path):
     back = store.read_rows(path)
     assert back[0]["min_angle_deg"] == 90.00000000000001 and back[0]["max_cos"] == 1 / 3
     assert back[0]["rattlers"] == "0 4" and back[0]["n"] is None and back[0]["loss"] is None
+    assert back[0]["residual"] == -1e-16 and back[0]["status"] == "stationary"
     assert back[1]["tau"] == 0.05 and back[1]["n"] == 2 and math.isnan(back[1]["loss"])
     assert back[1]["gnc1"] == 1e-300
     assert store.row_key(back[1]) == ("ufm", 3, 4, 2, 0.05)
@@ -57,9 +63,25 @@ def test_other_formats_are_refused_and_left_untouched(tmp_path):
     with ResultsStore(newer) as st:
         st.append([row(store_format=store.STORE_FORMAT + 1)])
     before = newer.read_bytes()
-    with pytest.raises(StoreError, match="store format 2"):
+    with pytest.raises(StoreError, match=f"store format {store.STORE_FORMAT + 1}"):
         ResultsStore(newer)
     assert newer.read_bytes() == before
+
+
+def test_format_1_stores_are_read_but_not_appended_to(tmp_path):
+    # A store written before the residual column (format 1), e.g. the committed table of codes.
+    path = tmp_path / "v1.csv"
+    header = ",".join(c for c in store.COLUMNS if c != "residual")
+    values = {"problem": "tammes", "d": "3", "K": "5", "min_angle_deg": "90.0", "status": "converged"}
+    values["store_format"] = "1"
+    line = ",".join(values.get(c, "") for c in store.COLUMNS if c != "residual")
+    path.write_text(header + "\n" + line + "\n")
+    (r,) = store.read_rows(path)
+    assert r["min_angle_deg"] == 90.0 and r["status"] == "converged" and r["residual"] is None
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="format 1"):
+        ResultsStore(path)
+    assert path.read_bytes() == before
 
 
 def test_one_writer_at_a_time(tmp_path):

@@ -16,7 +16,9 @@ from test_cli import run_cli
 
 import gnc_jax
 from gnc_jax import store
+from gnc_jax.status import Status
 from gnc_jax.store import StoreError
+from gnc_jax.ufm import UFMSettings
 from gnc_jax.sweep import grid, sweep
 
 BUDGET = dict(restarts=8, steps=600, hop_rounds=1)
@@ -44,6 +46,7 @@ def check_rows(rows, pairs, store_path):
         assert float(sep.rho_one_vs_rest) == pytest.approx(r["rho_one_vs_rest"], abs=1e-12)
         assert r["seed"] == 0 and r["version"] == gnc_jax.__version__ and r["device"].startswith("cpu")
         assert json.loads(r["settings"])["restarts"] == 8
+        assert r["status"] in {s.value for s in Status} and isinstance(r["residual"], float)
 
 
 def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
@@ -168,6 +171,8 @@ def test_hardmax_and_ufm_rows_carry_features(tmp_path):
         cfg = store.load_config(out, r)
         assert cfg["W"].shape == (3, 4) and cfg["H"].shape == (3, 4)
         assert r["loss"] > 0 and r["gnc3"] is not None and r["max_cos"] == pytest.approx(-1 / 3, abs=1e-4)
+        # the gradient norm decided the status
+        assert (r["status"] == "stationary") == (r["residual"] <= UFMSettings().grad_tol)
 
 
 def test_grid_validation():
