@@ -41,6 +41,10 @@ def check_rows(rows, pairs, store_path):
         assert abs(r["min_angle_deg"] - expected_angle(r["d"], r["K"])) < 1e-6, r
         W = store.load_config(store_path, r)["W"]
         assert W.shape == (r["d"], r["K"])
+        # the angle recomputed independently of the package (numpy), the margin by the certifier
+        G = W.T @ W / np.outer(np.linalg.norm(W, axis=0), np.linalg.norm(W, axis=0))
+        cos = np.max(G[~np.eye(r["K"], dtype=bool)])
+        assert np.degrees(np.arccos(cos)) == pytest.approx(r["min_angle_deg"], abs=1e-9)
         sep = gnc_jax.separation(W)
         assert float(sep.min_angle_deg) == pytest.approx(r["min_angle_deg"], abs=1e-12)
         assert float(sep.rho_one_vs_rest) == pytest.approx(r["rho_one_vs_rest"], abs=1e-12)
