@@ -47,7 +47,7 @@ def summarise(res: dict) -> dict:
         "ncc_test_accuracy": last["ncc_test_accuracy"],
         "gnc1_start": first["gnc1"],
         "gnc3_start": first["gnc3"],
-        "rho_star": res["rho_star"],
+        "rho_hat": res["rho_hat"],
         "W": res["W"],
         "wall_s": last["wall_s"],
     }
@@ -138,7 +138,7 @@ def _sweep_table(store, prefix, title):
     for k, r in rows:
         out.append(
             f"| {k[len(prefix) :].strip()} | {r['train_accuracy']:.3f} | {r['test_accuracy']:.3f} | "
-            f"{r['gnc1_start']:.2e} -> {r['gnc1']:.2e} | {r['gnc2_ratio']:.3f} | {r['rho_star']:.7f} | "
+            f"{r['gnc1_start']:.2e} -> {r['gnc1']:.2e} | {r['gnc2_ratio']:.3f} | {r['rho_hat']:.7f} | "
             f"{r['gnc3_start']:.2e} -> {r['gnc3']:.2e} | {r['ncc_train_accuracy']:.3f} | "
             f"{r['ncc_test_accuracy']:.3f} |"
         )

@@ -547,7 +547,7 @@ def cmd_verify_network(args) -> int:
         args.out,
         settings,
     )
-    print(json.dumps({"out": args.out, "rho_star": res["rho_star"]} | res["final"]))
+    print(json.dumps({"out": args.out, "rho_hat": res["rho_hat"]} | res["final"]))
     return 0
 
 

@@ -28,7 +28,7 @@ def test_training_collapses_features_on_a_gaussian_mixture():
     data = nn.gaussian_mixture(6, dim=10, per_class=40, separation=4.0, seed=0)
     settings = nn.TrainSettings(epochs=60, batch_size=16, learning_rate=1e-2)
     model = nn.make_network(data, 3, 0.1, width=32, seed=0)
-    hist = nn.train(model, data, settings, seed=0, rho_star=1.0)
+    hist = nn.train(model, data, settings, seed=0, rho_hat=1.0)
     first, middle, last = hist[0], hist[len(hist) // 2], hist[-1]
     assert last["train_accuracy"] > 0.95 > first["train_accuracy"]
     assert last["ncc_train_accuracy"] > 0.95
@@ -36,7 +36,7 @@ def test_training_collapses_features_on_a_gaussian_mixture():
     assert last["gnc3"] < 0.3 * first["gnc3"]
     # the margin first drops while features separate, then grows towards the octahedron's rho* = 1
     assert last["gnc2"] > middle["gnc2"] > first["gnc2"]
-    again = nn.train(nn.make_network(data, 3, 0.1, width=32, seed=0), data, settings, seed=0, rho_star=1.0)
+    again = nn.train(nn.make_network(data, 3, 0.1, width=32, seed=0), data, settings, seed=0, rho_hat=1.0)
     assert again[-1]["gnc1"] == last["gnc1"]  # same seed, same run
 
 
@@ -69,7 +69,7 @@ def test_verify_network_cli_writes_metrics(tmp_path, capsys):
     assert rc == 0
     res = json.loads((out / "metrics.json").read_text())
     assert [r["epoch"] for r in res["epochs"]] == [0, 1, 2]
-    assert res["rho_star"] == pytest.approx(theory.softmax_code_closed_form(2, 4)[0], abs=1e-9)
+    assert res["rho_hat"] == pytest.approx(theory.softmax_code_closed_form(2, 4)[0], abs=1e-9)
     final = json.loads(capsys.readouterr().out)
     assert final["epoch"] == 2
 

@@ -177,7 +177,7 @@ def _evaluate(model: Network, x, y, chunk: int = 2048):
 
 
 @float64
-def epoch_metrics(model: Network, data: Dataset, rho_star: float | None = None) -> dict:
+def epoch_metrics(model: Network, data: Dataset, rho_hat: float | None = None) -> dict:
     """Accuracy, loss and the GNC metrics of the current model (eval mode), in float64."""
     model.eval()
     h_tr, pred_tr, loss_tr = _evaluate(model, data.x_train, data.y_train)
@@ -194,7 +194,7 @@ def epoch_metrics(model: Network, data: Dataset, rho_star: float | None = None) 
         "test_accuracy": float(np.mean(pred_te == data.y_test)),
         "gnc1": metrics.gnc1(h_tr.T, data.y_train, K=K),
         "gnc2": rho,
-        "gnc2_ratio": None if rho_star is None else rho / rho_star,
+        "gnc2_ratio": None if rho_hat is None else rho / rho_hat,
         "gnc3": metrics.gnc3(W, h_tr.T, data.y_train),
         "ncc_train_accuracy": metrics.ncc_accuracy(h_tr.T, data.y_train),
         "ncc_test_accuracy": metrics.ncc_accuracy(h_te.T, data.y_test, means=means),
@@ -218,7 +218,7 @@ def train(
     settings: TrainSettings | None = None,
     *,
     seed: int = 0,
-    rho_star: float | None = None,
+    rho_hat: float | None = None,
     on_epoch: Callable[[dict], None] | None = None,
 ) -> list[dict]:
     """Train ``model`` in place; returns one metrics dict per epoch (epoch 0 = before training).
@@ -239,7 +239,7 @@ def train(
 
     def record(epoch, loss):
         row = {"epoch": epoch, "batch_loss": loss, "wall_s": time.perf_counter() - t0}
-        row |= epoch_metrics(model, data, rho_star)
+        row |= epoch_metrics(model, data, rho_hat)
         history.append(row)
         if on_epoch is not None:
             on_epoch(row)

@@ -1,7 +1,7 @@
 """``gnc-jax verify-network``: train a network and record GNC against the core solver's best found rho.
 
 Writes ``OUT/metrics.json`` after every epoch (atomically: an interrupted run keeps every finished
-epoch) with the run's settings, the reference rho-hat(d, K) (key ``rho_star``: the certified margin of
+epoch) with the run's settings, the reference rho-hat(d, K) (key ``rho_hat``: the certified margin of
 the best code found, a lower bound on rho*), per-epoch metrics and the final ones, then
 ``OUT/metrics.png`` (accuracy, GNC1, GNC2 / rho-hat, GNC3, NCC accuracy against the epoch).
 """
@@ -104,7 +104,7 @@ def verify_network(
     settings = (settings or TrainSettings()).replace(epochs=epochs)
     W = softmax_code_classifier(d, K, assignment) if classifier == "fixed" else None
     model = make_network(data, d, tau, classifier=classifier, backbone=backbone, W=W, seed=seed)
-    rho_star = reference_rho(d, K)
+    rho_hat = reference_rho(d, K)
     result = {
         "dataset": dataset,
         "d": d,
@@ -115,7 +115,7 @@ def verify_network(
         "backbone": backbone,
         "seed": seed,
         "settings": {k: getattr(settings, k) for k in settings.__dataclass_fields__},
-        "rho_star": rho_star,
+        "rho_hat": rho_hat,
         "epochs": [],
     }
     if out is not None:
@@ -136,7 +136,7 @@ def verify_network(
         if out is not None:
             _write_json(os.path.join(out, "metrics.json"), result)
 
-    train(model, data, settings, seed=seed, rho_star=rho_star, on_epoch=on_epoch)
+    train(model, data, settings, seed=seed, rho_hat=rho_hat, on_epoch=on_epoch)
     result["W"] = np.asarray(model.classifier.weights, np.float64).tolist()  # final classifier (d, K)
     if out is not None:
         title = f"{dataset}, d={d}, K={K}, tau={tau:g}, {classifier}"
