@@ -1,6 +1,6 @@
 """The gnc_jax table of codes: renders the sweep stores as benchmarks/results/codes.md.
 
-The stores are made by (see the README, "The gnc_jax table of codes"):
+The stores are made by (see docs/results.md, "The gnc_jax table of codes"):
 
     gnc-jax sweep tammes --d 2:9 --K 2:65 --restarts 16 --hop-rounds 2 --batch 16 \
         --out benchmarks/results/codes.csv
