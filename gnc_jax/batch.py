@@ -37,7 +37,6 @@ from gnc_jax.status import Status
 from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
 from gnc_jax._process import float64
 
-TRACE_COUNT = {"solve": 0}  # incremented when a bucket solver is traced; tests assert compile counts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +187,6 @@ def _bucket_solver(problem: Problem, settings: SolverSettings, d_max: int, K_max
     constrain = restart_constraint(n_dev)
 
     def run(keys, ds, Ks):
-        TRACE_COUNT["solve"] += 1
         pair = functools.partial(solve_pair, problem, settings, d_max, K_max, constrain=constrain)
         res = axis_map(pair, keys.shape[0])(keys, ds, Ks)
         params = {k: v.astype(jnp.float64) for k, v in res.params.items()}
