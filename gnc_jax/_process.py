@@ -15,6 +15,7 @@
 import ctypes
 import ctypes.util
 import functools
+import inspect
 import os
 
 import jax
@@ -23,7 +24,22 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 
 
 def float64(fn):
-    """``fn`` run with float64 enabled in JAX for the duration of the call only."""
+    """``fn`` run with float64 enabled in JAX for the duration of the call only (for a generator
+    function: while it computes each item, not while the caller holds it)."""
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def scoped_items(*args, **kwargs):
+            items = fn(*args, **kwargs)
+            while True:
+                with jax.enable_x64(True):
+                    try:
+                        item = next(items)
+                    except StopIteration:
+                        return
+                yield item
+
+        return scoped_items
 
     @functools.wraps(fn)
     def scoped(*args, **kwargs):

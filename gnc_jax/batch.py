@@ -38,7 +38,6 @@ from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
 from gnc_jax._process import float64
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Solution:
     """Best configuration found for one (d, K) pair, with certified float64 measures.

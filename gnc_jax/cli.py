@@ -566,118 +566,38 @@ def parse_int_spec_ordered(text: str, name: str) -> list[int]:
         raise UsageError(f"--{name} must be comma-separated integers, got {text!r}") from None
 
 
+def _print_json_lines(rows) -> int:
+    for row in rows:
+        print(json.dumps(row), flush=True)
+    return 0
+
+
 def cmd_rmt(args) -> int:
     """One JSON line per p: Theorem 4.8's (delta, m, sigma) and accuracies beside trained ones."""
-    import jax
-    import numpy as np
-
     from gnc_jax.related import rmt
 
     ps = parse_int_spec(args.p, "p", minimum=2)
-    lam = _single_float(args.lam, "lam")
-    g1 = _single_float(args.proportion, "proportion")
-    if not g1 < 1:
-        raise UsageError(f"--proportion must be in (0, 1), got {args.proportion}")
+    lam, g1 = _single_float(args.lam, "lam"), _single_float(args.proportion, "proportion")
     norm = _single_float(args.mean_norm, "mean-norm")
-    gamma = np.array([g1, 1 - g1])
-    for p in ps:
-        mu = np.zeros((2, p))
-        mu[0, 0] = mu[1, 1] = norm
-        C = np.stack([np.eye(p)] * 2)
-        pred = rmt.predict_binary(mu, C, gamma, args.n, lam)
-        row = {"p": p, "n": args.n, "lam": lam, "proportions": gamma.tolist(), "mean_norm": norm}
-        row |= {k: np.asarray(getattr(pred, k)).tolist() for k in ("delta", "m", "sigma")}
-        row |= {
-            "predicted_train_accuracy": pred.overall_train_accuracy,
-            "predicted_test_accuracy": pred.overall_test_accuracy,
-            "status": str(pred.status),
-            "residual": pred.residual,
-        }
-        if args.seeds:
-            train, test, stationary = [], [], 0
-            for s in range(args.seeds):
-                X, y = rmt.sample_mixture(jax.random.key(s), mu, C, gamma, args.n)
-                Xt, yt = rmt.sample_mixture(jax.random.fold_in(jax.random.key(s), 1), mu, C, gamma, 5000)
-                fit = rmt.train_binary_softmax(X, y, lam)
-                w, stationary = fit.weights, stationary + (fit.status == "stationary")
-                train.append(gamma @ rmt.binary_accuracy(w, X, y))
-                test.append(gamma @ rmt.binary_accuracy(w, Xt, yt))
-            for name, v in (("train", train), ("test", test)):
-                row[f"empirical_{name}_accuracy"] = float(np.mean(v))
-                row[f"empirical_{name}_se"] = (
-                    float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None
-                )
-            row["empirical_fits_stationary"] = stationary
-        print(json.dumps(row), flush=True)
-    return 0
+    return _print_json_lines(rmt.figure2_rows(ps, args.n, lam, g1, norm, args.seeds))
 
 
 def cmd_class_means(args) -> int:
     """One JSON line per p: cosine of learned weights to centred means, steps to a target loss from
     the class-mean initialisation and from random starts of the same norm."""
-    import jax
-    import numpy as np
-
-    from gnc_jax.related import class_means as cm
+    from gnc_jax.related import class_means
 
     ps = parse_int_spec(args.p, "p", minimum=2)
     lam = _single_float(args.lam, "lam")
-    for p in ps:
-        if p < args.K:
-            raise UsageError(f"--p values must be >= --K (orthogonal means), got p={p}, K={args.K}")
-    for p in ps:
-        X, y = cm.nor_mixture(jax.random.key(0), 2 * p, p, args.K)
-        steps = []
-        for seed in range(args.seeds):
-            Wr, lr = cm.train_softmax_layer(X, y, args.K, lam=lam, seed=seed, steps=args.steps)
-            _, lc = cm.train_softmax_layer(
-                X, y, args.K, lam=lam, init="class_means", seed=seed, steps=args.steps
-            )
-            target = 1.01 * min(lr.min(), lc.min())
-            steps.append((cm.steps_to_reach(lr, target), cm.steps_to_reach(lc, target)))
-            if seed == 0:
-                cos = cm.weight_mean_cosines(Wr, X, y)
-        med = np.median(np.array(steps), axis=0)
-        row = {
-            "p": p,
-            "n": 2 * p,
-            "K": args.K,
-            "lam": lam,
-            "mean_cos": float(cos.mean()),
-            "min_cos": float(cos.min()),
-        }
-        row |= {"median_steps_random": float(med[0]), "median_steps_class_means": float(med[1])}
-        print(json.dumps(row), flush=True)
-    return 0
+    return _print_json_lines(class_means.alignment_rows(ps, args.K, lam, args.steps, args.seeds))
 
 
 def cmd_gsl(args) -> int:
     """One JSON line per model: divergence, Pythagorean residual, stationarity, angles to the SVD."""
-    import jax
-
     from gnc_jax.related import gsl
 
     eps = _single_float(args.epsilon, "epsilon")
-    P = gsl.near_independent(jax.random.key(args.seed), args.nx, args.ny, eps)
-    svd = gsl.svd_features(P, args.k)
-    for model in gsl.MODELS:
-        r = gsl.train_softmax(P, args.k, model, seed=args.seed)
-        row = {
-            "model": model,
-            "nx": args.nx,
-            "ny": args.ny,
-            "k": args.k,
-            "epsilon": eps,
-            "divergence": r.divergence,
-            "independence_divergence": r.independence_divergence,
-            "pythagorean_residual": r.pythagorean_residual,
-            "max_angle_f": float(gsl.principal_angles(r.f, svd.f, P.sum(axis=1)).max()),
-            "max_angle_g": float(gsl.principal_angles(r.g, svd.g, P.sum(axis=0)).max()),
-            "grad_norm": r.grad_norm,
-            "steps": r.steps,
-        } | {f"stationarity_{k}": v for k, v in r.stationarity.items()}
-        print(json.dumps(row), flush=True)
-    return 0
+    return _print_json_lines(gsl.near_independence_rows(args.nx, args.ny, args.k, eps, args.seed))
 
 
 def cmd_demo(args) -> int:

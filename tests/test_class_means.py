@@ -80,4 +80,4 @@ def test_cli_reports_alignment_and_steps(capsys):
     assert [r["p"] for r in rows] == [16, 64] and rows[1]["mean_cos"] > rows[0]["mean_cos"]
     assert all(r["median_steps_class_means"] < r["median_steps_random"] for r in rows)
     assert cli.main(["class-means", "--p", "3", "--K", "4"]) == 2
-    assert "--p values must be >= --K" in capsys.readouterr().err
+    assert "p must be >= K" in capsys.readouterr().err

@@ -59,3 +59,14 @@ def test_the_float64_scope_ends_with_the_call_even_on_error():
     with pytest.raises(ValueError, match="W"):
         gnc_jax.tammes_margin(np.zeros((1, 3)))
     assert not jax.config.jax_enable_x64
+
+
+def test_a_generator_computes_each_item_in_float64_and_yields_to_float32():
+    from gnc_jax.related import gsl
+
+    rows = gsl.near_independence_rows(nx=6, ny=4, k=1, epsilon=0.5, seed=0)
+    first = next(rows)
+    assert not jax.config.jax_enable_x64  # the caller holds the item in its own mode
+    # float64 inside: the Pythagorean identity to 1e-8 relative (float32 would leave ~1e-7 absolute)
+    assert abs(first["pythagorean_residual"]) <= 1e-8 * first["independence_divergence"]
+    assert [r["model"] for r in rows] == ["reverse", "joint"]

@@ -103,7 +103,7 @@ def test_cli_prints_prediction_beside_training(capsys):
     assert abs(row["empirical_test_accuracy"] - row["predicted_test_accuracy"]) < 0.03
     assert row["empirical_fits_stationary"] == 3
     assert cli.main(["rmt", "--p", "50", "--proportion", "1"]) == 2
-    assert "--proportion must be in (0, 1)" in capsys.readouterr().err
+    assert "proportion must be in (0, 1)" in capsys.readouterr().err
 
 
 def test_multiclass_fixed_point_reduces_to_the_binary_one():

@@ -175,3 +175,39 @@ def steps_to_reach(losses, target: float) -> int:
     """First step index at which the loss is <= target (len(losses) if never)."""
     hits = np.flatnonzero(np.asarray(losses) <= target)
     return int(hits[0]) if hits.size else len(losses)
+
+
+@float64
+def alignment_rows(ps, K: int = 4, lam: float = 1e-2, steps: int = 2000, seeds: int = 3):
+    """Paper 000's experiment, one row per p in ``ps`` (n = 2p samples of :func:`nor_mixture`, key 0):
+    the cosines of the learned weights (seed 0) to the centred class means (mean and min), and the
+    median over ``seeds`` seeds of the steps to 1.01 x the best loss from random starts and from the
+    class-mean initialisation (same norm). Yields the rows as they are computed."""
+    ps = batch._positive_ints("p", ps)
+    (K,) = batch._positive_ints("K", K)
+    (seeds,) = batch._positive_ints("seeds", seeds, minimum=1)
+    (steps,) = batch._positive_ints("steps", steps, minimum=1)
+    for p in ps:
+        if p < K:
+            raise InvalidArgument(f"p must be >= K (orthogonal means), got p={p}, K={K}")
+    for p in ps:
+        X, y = nor_mixture(jax.random.key(0), 2 * p, p, K)
+        reached = []
+        for seed in range(seeds):
+            Wr, lr = train_softmax_layer(X, y, K, lam=lam, seed=seed, steps=steps)
+            _, lc = train_softmax_layer(X, y, K, lam=lam, init="class_means", seed=seed, steps=steps)
+            target = 1.01 * min(lr.min(), lc.min())
+            reached.append((steps_to_reach(lr, target), steps_to_reach(lc, target)))
+            if seed == 0:
+                cos = weight_mean_cosines(Wr, X, y)
+        med = np.median(np.array(reached), axis=0)
+        yield {
+            "p": p,
+            "n": 2 * p,
+            "K": K,
+            "lam": lam,
+            "mean_cos": float(cos.mean()),
+            "min_cos": float(cos.min()),
+            "median_steps_random": float(med[0]),
+            "median_steps_class_means": float(med[1]),
+        }

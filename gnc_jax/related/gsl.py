@@ -288,3 +288,30 @@ def principal_angles(A, B, weights=None) -> np.ndarray:
     cos = np.linalg.svd(qa.T @ qb, compute_uv=False)  # descending
     sin = np.linalg.svd(qb - qa @ (qa.T @ qb), compute_uv=False)[::-1]  # ascending: same order
     return np.arctan2(sin, cos)  # accurate for small angles too, unlike arccos
+
+
+@float64
+def near_independence_rows(nx: int = 20, ny: int = 8, k: int = 2, epsilon: float = 1e-3, seed: int = 0):
+    """Paper 004's check, one row per model (forward, reverse, joint) trained on
+    :func:`near_independent` (key ``seed``): D(P || Q), the Pythagorean residual, the stationarity
+    residuals, the status, and the largest principal angles between the learned features and the
+    SVD features of B. Yields the rows as they are computed."""
+    P = near_independent(jax.random.key(seed), nx, ny, epsilon)
+    svd = svd_features(P, k)
+    for model in MODELS:
+        r = train_softmax(P, k, model, seed=seed)
+        yield {
+            "model": model,
+            "nx": nx,
+            "ny": ny,
+            "k": k,
+            "epsilon": epsilon,
+            "divergence": r.divergence,
+            "independence_divergence": r.independence_divergence,
+            "pythagorean_residual": r.pythagorean_residual,
+            "max_angle_f": float(principal_angles(r.f, svd.f, P.sum(axis=1)).max()),
+            "max_angle_g": float(principal_angles(r.g, svd.g, P.sum(axis=0)).max()),
+            "status": str(r.status),
+            "grad_norm": r.grad_norm,
+            "steps": r.steps,
+        } | {f"stationarity_{name}": v for name, v in r.stationarity.items()}

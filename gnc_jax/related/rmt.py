@@ -458,3 +458,52 @@ def multiclass_accuracy(W, X, labels) -> np.ndarray:
     pred = np.argmax(np.asarray(W).T @ np.asarray(X), axis=0)
     labels = np.asarray(labels)
     return np.array([np.mean(pred[labels == c] == c) for c in range(W.shape[1])])
+
+
+@float64
+def figure2_rows(
+    ps, n: int = 400, lam: float = 20.0, proportion: float = 1 / 3, mean_norm: float = 0.5, seeds=0
+):
+    """Paper 003's Fig. 2 setting (two classes, means mean_norm e_1 and mean_norm e_2, identity
+    covariances, class 0 proportion ``proportion``), one row per p in ``ps``: Theorem 4.8's
+    (delta, m, sigma), the predicted accuracies, the fixed point's status and residual, and with
+    ``seeds`` > 0 the mean and standard error of as many trained classifiers (seed s: training set
+    from key s, test set of 5000 from fold_in(key s, 1)) and how many fits were ``stationary``.
+    Yields the rows as they are computed."""
+    ps = batch._positive_ints("p", ps)
+    (n,) = batch._positive_ints("n", n)
+    if not (isinstance(proportion, (int, float)) and 0 < proportion < 1):
+        raise InvalidArgument(f"proportion must be in (0, 1), got {proportion!r}")
+    if not (isinstance(mean_norm, (int, float)) and math.isfinite(mean_norm) and mean_norm > 0):
+        raise InvalidArgument(f"mean_norm must be a finite number > 0, got {mean_norm!r}")
+    (seeds,) = batch._positive_ints("seeds", seeds, minimum=0)
+    gamma = np.array([proportion, 1 - proportion])
+    for p in ps:
+        mu = np.zeros((2, p))
+        mu[0, 0] = mu[1, 1] = mean_norm
+        C = np.stack([np.eye(p)] * 2)
+        pred = predict_binary(mu, C, gamma, n, lam)
+        row = {"p": p, "n": n, "lam": lam, "proportions": gamma.tolist(), "mean_norm": mean_norm}
+        row |= {k: np.asarray(getattr(pred, k)).tolist() for k in ("delta", "m", "sigma")}
+        row |= {
+            "predicted_train_accuracy": pred.overall_train_accuracy,
+            "predicted_test_accuracy": pred.overall_test_accuracy,
+            "status": str(pred.status),
+            "residual": pred.residual,
+        }
+        if seeds:
+            train, test, stationary = [], [], 0
+            for s in range(seeds):
+                X, y = sample_mixture(jax.random.key(s), mu, C, gamma, n)
+                Xt, yt = sample_mixture(jax.random.fold_in(jax.random.key(s), 1), mu, C, gamma, 5000)
+                fit = train_binary_softmax(X, y, lam)
+                stationary += fit.status == Status.STATIONARY
+                train.append(gamma @ binary_accuracy(fit.weights, X, y))
+                test.append(gamma @ binary_accuracy(fit.weights, Xt, yt))
+            for name, v in (("train", train), ("test", test)):
+                row[f"empirical_{name}_accuracy"] = float(np.mean(v))
+                row[f"empirical_{name}_se"] = (
+                    float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None
+                )
+            row["empirical_fits_stationary"] = int(stationary)
+        yield row
