@@ -168,15 +168,15 @@ class ResultsStore:
         self.path = Path(path)
         parent = self.path.parent
         if self.path.is_dir():
-            raise StoreError(f"--out {str(self.path)!r} is a directory, not a file")
+            raise StoreError(f"store {str(self.path)!r} is a directory, not a file")
         if not parent.is_dir():
-            raise StoreError(f"--out: directory {str(parent)!r} does not exist")
+            raise StoreError(f"store {str(self.path)!r}: directory {str(parent)!r} does not exist")
         if not os.access(parent, os.W_OK) or (self.path.exists() and not os.access(self.path, os.W_OK)):
-            raise StoreError(f"--out {str(self.path)!r} is not writable")
+            raise StoreError(f"store {str(self.path)!r} is not writable")
         try:
             self._lock = open(self.path.with_name(self.path.name + ".lock"), "w")  # noqa: SIM115
         except OSError as e:  # e.g. root on a read-only file system, where os.access says yes
-            raise StoreError(f"--out {str(self.path)!r} is not writable ({e.strerror})") from None
+            raise StoreError(f"store {str(self.path)!r} is not writable ({e.strerror})") from None
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

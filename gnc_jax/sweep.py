@@ -262,7 +262,7 @@ def sweep(
         if conflict:
             raise store.StoreError(
                 f"conflicting settings on resume of {problem} in {str(path)!r}: {conflict} "
-                "(give the store's settings, or another --out)"
+                "(give the store's settings, or write to another store)"
             )
         done = st.finished()
         todo = [i for i in mine if store.row_key(i._asdict()) not in done]
