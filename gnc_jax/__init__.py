@@ -33,7 +33,7 @@ from gnc_jax.metrics import (
     nc2_etf_distance,
     ncc_accuracy,
 )
-from gnc_jax.solve import SolverSettings
+from gnc_jax.driver import SolverSettings
 from gnc_jax.theory import (
     cross_polytope,
     regular_polygon,

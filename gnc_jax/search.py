@@ -1,6 +1,6 @@
 """Global search for Tammes codes (eq. 11): a population iterated hole search, anytime.
 
-Independent restarts of the annealer (:mod:`gnc_jax.solve`) land in the same few basins once K
+Independent restarts of the annealer (:mod:`gnc_jax.driver`) land in the same few basins once K
 exceeds ~20: at d = 3, K = 60, 256 restarts all end at 27.1786 deg, and basin hopping with Gaussian
 kicks stops at 27.1912 deg, 1.6e-3 deg below the best-known code. The search here changes the
 structure instead of the coordinates. Every round, each member of a population of R configurations
@@ -13,7 +13,7 @@ structure instead of the coordinates. Every round, each member of a population o
 2. **relaxes** by minimising the overlap penalty sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2 with
    Riemannian Adam at a target chord delta = c (1 + e), e uniform in (0, ``growth``), just above
    the member's current minimum chord c: the moved points make room for themselves;
-3. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax.solve.run_schedule`);
+3. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax.driver.run_schedule`);
 4. is **kept** if its exact minimum chord beats c (an exact float64 comparison of real
    configurations, so a member never gets worse).
 
@@ -49,7 +49,7 @@ from gnc_jax.errors import InvalidArgument
 from gnc_jax.geometry import tammes_margin, validate_configuration
 from gnc_jax.objectives import TAMMES
 from gnc_jax.polish import polish
-from gnc_jax.solve import ValidatedSettings, geometric, run_schedule
+from gnc_jax.driver import ValidatedSettings, geometric, run_schedule
 from gnc_jax.sphere import normalize_columns, tangent_project
 from gnc_jax._process import float64
 

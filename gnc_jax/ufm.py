@@ -6,7 +6,7 @@ which stays finite with an O(1) gradient down to tau = 1e-3 and below, where the
 to 0. Weight-decay UFM, eq. (B.1): W, H unconstrained, mean CE + (lambda / 2)(||W||^2 + ||H||^2).
 
 Every instance (d, K, n, tau, lambda) runs ``restarts`` random starts through the shared driver
-(:func:`gnc_jax.solve.run_schedule`): a continuation in tau from ``tau_start`` down to the target
+(:func:`gnc_jax.driver.run_schedule`): a continuation in tau from ``tau_start`` down to the target
 (warm-started, step proportional to tau), then ``hold_steps`` at the target with the step decaying
 geometrically to ``final_rate`` of its value so that Adam settles. The restart with the lowest loss
 is returned with its Riemannian gradient norm and its GNC metrics, recomputed in float64 from
@@ -29,7 +29,7 @@ import numpy as np
 from gnc_jax import batch, geometry, metrics
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
-from gnc_jax.solve import (
+from gnc_jax.driver import (
     MAX_STEPS,
     NONFINITE,
     STATIONARY,

@@ -6,7 +6,7 @@ from conftest import known_tammes
 
 import gnc_jax
 from gnc_jax import theory
-from gnc_jax.solve import SolverSettings
+from gnc_jax.driver import SolverSettings
 
 
 def theorem_3_3_pairs():

@@ -31,7 +31,7 @@ from gnc_jax.nn.modules import (
     NormalizedClassifier,
     ResNet,
 )
-from gnc_jax.solve import ValidatedSettings
+from gnc_jax.driver import ValidatedSettings
 from gnc_jax._process import float64
 
 CLASSIFIERS = ("learned", "cmf", "fixed")

@@ -28,7 +28,7 @@ collapsed class's, "minority collapse") iff n_l <= N^2 lambda_W lambda_H K / (K 
 hypothesis p_l = log((K-1)(1/s_l - 1)) and threshold are confirmed (with p_l clipped at 0).
 
 **Solver** (:func:`solve_ufm_imbalanced`): projected Adam (the shared driver
-:func:`gnc_jax.solve.run_schedule` with a clip to H >= 0) from a large non-negative start, with a
+:func:`gnc_jax.driver.run_schedule` with a clip to H >= 0) from a large non-negative start, with a
 continuation on the regularisers (scaled by ``lambda_start`` -> 1 over ``steps``), then
 ``hold_steps`` with the step decaying to ``final_rate``. A small start with the full regularisers
 tends to a spurious KKT point where minority features are exactly 0 (K = 4, d = 8, counts
@@ -62,7 +62,7 @@ import numpy as np
 from gnc_jax import batch, metrics
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
-from gnc_jax.solve import ValidatedSettings, axis_map, geometric, run_schedule
+from gnc_jax.driver import ValidatedSettings, axis_map, geometric, run_schedule
 from gnc_jax.status import Status
 from gnc_jax.ufm import _positive_floats
 from gnc_jax._process import float64
