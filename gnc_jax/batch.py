@@ -412,7 +412,7 @@ def solve_pairs(
                     "softmax-code",
                     [pairs[i] for i in seeded],
                     key=key,
-                    settings=settings.replace(lp_polish_iters=0, restarts=min(settings.restarts or 16, 16)),
+                    settings=settings.replace(lp_polish_iters=0, restarts=settings.restarts or 8),
                     search=search.replace(rounds=0),
                 )
                 for i, code in zip(seeded, codes):

@@ -82,7 +82,8 @@ class SearchSettings(ValidatedSettings):
         cores (LPs of ~1000 rows in 448 unknowns, 0.25 s each), more than the pair's time budget;
         at d = 3, K = 70 it takes 0.5 s.
       softmax_seed_min_d: for d >= this, :func:`gnc_jax.solve_tammes` first runs the softmax-code
-        annealer on the pair and seeds the search with its code (cross-seeding: at d = 4, K = 24 the
+        annealer on the pair (with the solver's restarts; 8 when they are sized by the pair) and
+        seeds the search with its code (cross-seeding: at d = 4, K = 24 the
         softmax code is the 24-cell, which the Tammes search alone misses); 0 never.
       cross_search_max_d: softmax-code pairs with d <= this also run the Tammes search and start
         from its configuration when its margin is larger (at d = 10, K = 100 that search alone takes
@@ -95,7 +96,7 @@ class SearchSettings(ValidatedSettings):
     population: int = 32
     rounds: int = 200
     patience: int = 40
-    restart_after: int = 20
+    restart_after: int = 10
     init_steps: int = 2000
     relax_steps: int = 300
     finish_steps: int = 300
@@ -130,10 +131,12 @@ class SearchSettings(ValidatedSettings):
 
     def rounds_for(self, d: int, K: int) -> int:
         """The round cap for K points on S^{d-1}: ``rounds`` up to K = 50 at d = 3, scaled by
-        (50 / K)^2 above K = 50 (a round costs ~K^2) and by (3 / d)^2 above d = 3, at least 20:
-        every pair gets about the same time."""
-        scale = min(1.0, (50 / K) ** 2) * min(1.0, 3 / d) ** 2
-        return self.rounds if scale == 1.0 else min(self.rounds, max(20, round(self.rounds * scale)))
+        (50 / K)^3 above K = 50 and by (3 / d)^2 above d = 3, at least 15. A round costs ~K^2 in the
+        compiled moves and more in the host polish and the fresh populations: at d = 3 a round takes
+        1.2 s at K = 80 and 7 s at K = 130 (2-core CPU), and (50 / K)^3 keeps every pair within its
+        budget (60 s for K <= 64, 180 s up to K = 130)."""
+        scale = min(1.0, (50 / K) ** 3) * min(1.0, 3 / d) ** 2
+        return self.rounds if scale == 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
