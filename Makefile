@@ -25,7 +25,7 @@ demo: $(VENV)/.demo
 	$(BIN)/gnc-jax demo --out demo_out
 
 test: $(VENV)/.test
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --durations=15 tests
 
 bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/bench_solvers.py

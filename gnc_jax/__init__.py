@@ -10,6 +10,7 @@ library users may.
 
 from gnc_jax._process import tune_allocator
 from gnc_jax.batch import Solution, solve, solve_hardmax, solve_pairs, solve_softmax_code, solve_tammes
+from gnc_jax.driver import SolverSettings
 from gnc_jax.geometry import (
     Separation,
     cosines,
@@ -33,7 +34,6 @@ from gnc_jax.metrics import (
     nc2_etf_distance,
     ncc_accuracy,
 )
-from gnc_jax.driver import SolverSettings
 from gnc_jax.theory import (
     cross_polytope,
     regular_polygon,

@@ -27,15 +27,15 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from gnc_jax import geometry, metrics
+from gnc_jax._process import float64
+from gnc_jax.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
 from gnc_jax.search import SearchSettings, search_tammes, split_overrides
-from gnc_jax.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax.sphere import normalize_columns
 from gnc_jax.status import Status
 from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
-from gnc_jax._process import float64
 
 
 @dataclasses.dataclass(frozen=True)

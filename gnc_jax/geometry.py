@@ -15,8 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import hull
-from gnc_jax.errors import InvalidArgument
 from gnc_jax._process import float64
+from gnc_jax.errors import InvalidArgument
 
 
 def validate_configuration(W, name: str = "W", unit: bool = True) -> np.ndarray:

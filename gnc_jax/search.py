@@ -45,13 +45,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from gnc_jax._process import float64
+from gnc_jax.driver import ValidatedSettings, geometric, run_schedule
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.geometry import tammes_margin, validate_configuration
 from gnc_jax.objectives import TAMMES
 from gnc_jax.polish import polish
-from gnc_jax.driver import ValidatedSettings, geometric, run_schedule
 from gnc_jax.sphere import normalize_columns, tangent_project
-from gnc_jax._process import float64
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,11 +35,11 @@ import jax
 import numpy as np
 
 from gnc_jax import batch, store
+from gnc_jax._process import float64
+from gnc_jax.driver import SolverSettings
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.search import SearchSettings, split_overrides
-from gnc_jax.driver import SolverSettings
 from gnc_jax.ufm import UFMSettings, solve_ufm_instances
-from gnc_jax._process import float64
 
 PROBLEMS = ("tammes", "softmax-code", "hardmax", "ufm")
 

@@ -27,8 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import batch, geometry, metrics
-from gnc_jax.errors import InvalidArgument
-from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
+from gnc_jax._process import float64
 from gnc_jax.driver import (
     MAX_STEPS,
     NONFINITE,
@@ -39,8 +38,9 @@ from gnc_jax.driver import (
     geometric,
     run_schedule,
 )
+from gnc_jax.errors import InvalidArgument
+from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
 from gnc_jax.sphere import normalize_columns, tangent_project
-from gnc_jax._process import float64
 
 
 @dataclasses.dataclass(frozen=True)

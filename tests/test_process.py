@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import random_configuration
 
 import gnc_jax
-from conftest import random_configuration
 
 USER_CODE = """
 import jax, jax.numpy as jnp, numpy as np

@@ -18,8 +18,8 @@ import gnc_jax
 from gnc_jax import store
 from gnc_jax.status import Status
 from gnc_jax.store import StoreError
-from gnc_jax.ufm import UFMSettings
 from gnc_jax.sweep import grid, sweep
+from gnc_jax.ufm import UFMSettings
 
 BUDGET = dict(restarts=8, steps=600, hop_rounds=1)
 CLI_BUDGET = ["--restarts", "8", "--steps", "600", "--hop-rounds", "1"]

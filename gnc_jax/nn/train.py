@@ -21,6 +21,8 @@ import optax
 from flax import nnx
 
 from gnc_jax import metrics
+from gnc_jax._process import float64
+from gnc_jax.driver import ValidatedSettings
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.nn.data import Dataset
 from gnc_jax.nn.modules import (
@@ -31,8 +33,6 @@ from gnc_jax.nn.modules import (
     NormalizedClassifier,
     ResNet,
 )
-from gnc_jax.driver import ValidatedSettings
-from gnc_jax._process import float64
 
 CLASSIFIERS = ("learned", "cmf", "fixed")
 BACKBONES = ("mlp", "resnet")

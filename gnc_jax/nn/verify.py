@@ -14,10 +14,10 @@ import sys
 
 import numpy as np
 
+from gnc_jax._process import float64
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.nn import data as datasets
 from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, train
-from gnc_jax._process import float64
 
 
 def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:

@@ -21,9 +21,9 @@ import numpy as np
 import optax
 
 from gnc_jax import batch, metrics
+from gnc_jax._process import float64
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
-from gnc_jax._process import float64
 
 
 def _data(X, labels, K=None):

@@ -34,9 +34,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import batch
+from gnc_jax._process import float64
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
-from gnc_jax._process import float64
 from gnc_jax.status import Status, from_residual
 
 MODELS = ("forward", "reverse", "joint")

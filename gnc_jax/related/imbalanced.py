@@ -60,12 +60,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax import batch, metrics
+from gnc_jax._process import float64
+from gnc_jax.driver import ValidatedSettings, axis_map, geometric, run_schedule
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
-from gnc_jax.driver import ValidatedSettings, axis_map, geometric, run_schedule
 from gnc_jax.status import Status
 from gnc_jax.ufm import _positive_floats
-from gnc_jax._process import float64
 
 OPTIMAL, STATIONARY, MAX_STEPS, NONFINITE = (
     Status.OPTIMAL,

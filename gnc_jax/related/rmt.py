@@ -49,10 +49,10 @@ import numpy as np
 from jax.scipy.special import ndtr
 
 from gnc_jax import batch
+from gnc_jax._process import float64
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
 from gnc_jax.related.class_means import softmax_loss
-from gnc_jax._process import float64
 from gnc_jax.status import Status, from_residual
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(80)
