@@ -775,13 +775,10 @@ def cmd_plot(args) -> int:
 def _run(command, args) -> int:
     """Run a command as its own program: float64 on and the allocator tuned (gnc_jax.tune_allocator),
     both scoped to the command, so that calling ``main`` from Python changes no global JAX setting."""
-    import jax
-
-    from gnc_jax import tune_allocator
+    from gnc_jax._process import float64, tune_allocator
 
     tune_allocator()
-    with jax.enable_x64(True):
-        return command(args)
+    return float64(command)(args)
 
 
 def main(argv=None) -> int:

@@ -312,9 +312,11 @@ def search_tammes(
         if chord > best:
             best_W, best = W, chord
 
+    polishing = d <= s.polish_max_d
+
     def polish_member(W):
         """The member polished (for d <= ``polish_max_d``) and its exact min chord (kept for ``hits``)."""
-        if d <= s.polish_max_d:
+        if polishing:
             W = polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"]
         polished.append(tammes_margin(W))
         return W, polished[-1]
@@ -351,7 +353,7 @@ def search_tammes(
                     last_gain = rounds
                 if chord > best:
                     best_W, best = X_host[i].copy(), chord
-            if X_host is not None:  # polished members go back (their chord for selection is kept)
+            if polishing and X_host is not None:  # polished members go back (their chord is kept)
                 X = jnp.asarray(X_host)
             report()
             if rounds - last_gain >= s.patience:
