@@ -138,8 +138,6 @@ def _solve(instances: list[Instance], seed: int, settings, weight_decay: float, 
 def _row(inst: Instance, sol, config: str, provenance: dict) -> dict:
     s = sol.summary()
     row = {k: s.get(k) for k in store.COLUMNS if k in s} | inst._asdict()
-    if "residual" not in s:  # UFM: the gradient norm decides the status
-        row["residual"] = s.get("grad_norm")
     rattlers = getattr(sol, "rattlers", None)
     if rattlers is not None:
         row["rattlers"] = " ".join(map(str, np.asarray(rattlers).tolist()))

@@ -115,8 +115,10 @@ class UFMSolution:
     wall_s: float
 
     def summary(self) -> dict:
-        """JSON-ready dict of the scalar fields."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("W", "H")}
+        """JSON-ready dict of the scalar fields, with ``residual`` (the gradient norm, which decided the
+        status) as every solution reports it."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("W", "H")}
+        return fields | {"residual": self.grad_norm}
 
 
 def _instance_loss(n: int, weight_decay: bool):
