@@ -124,6 +124,7 @@ class SearchSettings(ValidatedSettings):
                 "restart_after",
                 "softmax_seed_min_d",
                 "cross_search_max_d",
+                "polish_max_d",
             ),
             0,
         )

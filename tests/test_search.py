@@ -127,6 +127,9 @@ def test_bad_search_input():
         gnc_jax.solve_tammes(3, 16, seed=0, initial={(3, 16): np.ones((3, 15))})
     with pytest.raises(ValueError, match="search_population|population"):
         gnc_jax.solve_tammes(3, 16, seed=0, search_population=0)
+    for field, value in (("polish_max_d", -1), ("polish_window", 0.0), ("restart_after", -1)):
+        with pytest.raises(ValueError, match=field):
+            SearchSettings(**{field: value})
 
 
 def test_tammes_from_the_softmax_code_finds_the_24_cell():
