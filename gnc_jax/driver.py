@@ -15,8 +15,12 @@ A solve of one (d, K) pair with R restarts runs, inside one jitted function:
    below the reported digits.
 
 The driver :func:`run_schedule` is a ``lax.scan`` over (temperature, step size) pairs around a pure
-step with a per-instance ``done`` flag (frozen on a non-finite loss), shared by all three phases and
-both problems. Reported numbers are recomputed exactly by :mod:`gnc_jax.geometry`.
+step with a per-instance ``done`` flag (frozen on a non-finite loss), shared by all three phases,
+both problems, the UFM solvers and the search. A step is an optax chain followed by a projection
+onto the constraint set: :func:`riemannian_adam` (tangent projection -> column mask ->
+``optax.scale_by_adam`` -> the step ``-step_size * u``) with :func:`retract` on OB(d, K), or
+:func:`euclidean_adam` with another projection (``optax.projections.projection_non_negative`` for
+the imbalanced UFM's H >= 0). Reported numbers are recomputed exactly by :mod:`gnc_jax.geometry`.
 """
 
 from __future__ import annotations
@@ -157,45 +161,77 @@ def geometric(t0: float, t1: float, n: int) -> jax.Array:
     return t0 * (t1 / t0) ** (jnp.arange(n) / max(n - 1, 1))
 
 
-def _optimizer():
-    return optax.scale_by_adam(b1=0.9, b2=0.999, eps=1e-30)
+def tangent_projection() -> optax.GradientTransformation:
+    """optax transformation: project every variable's gradient onto the tangent space of OB(d, K)
+    at the current parameters (the Riemannian gradient)."""
+
+    def update(updates, state, params):
+        return jax.tree_util.tree_map(tangent_project, params, updates), state
+
+    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)
+
+
+def mask_columns(col_masks: dict) -> optax.GradientTransformation:
+    """optax transformation: zero the update of padded columns (``col_masks[name]`` False)."""
+
+    def update(updates, state, params=None):
+        return {k: v * col_masks[k] for k, v in updates.items()}, state
+
+    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)
+
+
+def scale_by_step_size() -> optax.GradientTransformationExtraArgs:
+    """optax transformation: the descent step ``-step_size * u``, with ``step_size`` passed to
+    ``update`` each step (the temperature-scaled step ``learning_rate * t`` of the continuations)."""
+
+    def update(updates, state, params=None, *, step_size, **extra_args):
+        return jax.tree_util.tree_map(lambda u: -step_size * u, updates), state
+
+    return optax.GradientTransformationExtraArgs(lambda params: optax.EmptyState(), update)
+
+
+def riemannian_adam(col_masks: dict, eps: float = 1e-30) -> optax.GradientTransformationExtraArgs:
+    """Riemannian Adam on OB(d, K) per variable: tangent projection -> column mask -> Adam ->
+    step; pair it with :func:`retract` as the projection of :func:`run_schedule`."""
+    return optax.chain(
+        tangent_projection(), mask_columns(col_masks), optax.scale_by_adam(eps=eps), scale_by_step_size()
+    )
+
+
+def euclidean_adam(col_masks: dict, eps: float = 1e-30) -> optax.GradientTransformationExtraArgs:
+    """Adam in R^{d x K} per variable: column mask -> Adam -> step."""
+    return optax.chain(mask_columns(col_masks), optax.scale_by_adam(eps=eps), scale_by_step_size())
+
+
+def retract(params: dict) -> dict:
+    """Back onto OB(d, K): every variable's columns normalised (the retraction)."""
+    return jax.tree_util.tree_map(normalize_columns, params)
 
 
 def run_schedule(
     value_and_grad: Callable,
     params: dict,
-    col_masks: dict,
+    optimizer: optax.GradientTransformationExtraArgs,
+    project: Callable,
     temps,
-    learning_rate,
-    sphere: bool = True,
-    project: Callable | None = None,
+    step_sizes,
 ) -> State:
-    """The shared driver: Adam along a temperature schedule, on OB(d, K) per variable or in R^{d x K}.
+    """The shared driver: an optax optimizer along a temperature schedule, then a projection.
 
-    ``lax.scan`` over ``temps``; ``value_and_grad(params, t)`` gives the loss and its Euclidean
-    gradient; ``learning_rate`` is a number or one per step. With ``sphere`` each step projects the
-    gradient onto the tangent space of every variable, applies the optax update scaled by
-    ``learning_rate * t`` and retracts (normalises the columns); without, it is a plain Euclidean
-    step. ``project``, if given, maps the updated variables back onto a constraint set (projected
-    gradient, e.g. the non-negative orthant). Padded columns (``col_masks[name]`` False) do not move.
-    An instance whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters.
+    ``lax.scan`` over (``temps``, ``step_sizes``); ``value_and_grad(params, t)`` gives the loss and
+    its Euclidean gradient. Each step takes the optimizer's update (given ``step_size=`` of that
+    step; e.g. :func:`riemannian_adam`), applies it and maps the result back onto the constraint set
+    with ``project`` (:func:`retract` for OB(d, K); ``optax.projections`` for others). An instance
+    whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters.
     """
-    opt = _optimizer()
-    state = State(params, opt.init(params), jnp.array(False))
-    rates = jnp.broadcast_to(jnp.asarray(learning_rate, temps.dtype), temps.shape)
+    state = State(params, optimizer.init(params), jnp.array(False))
+    step_sizes = jnp.broadcast_to(jnp.asarray(step_sizes, temps.dtype), temps.shape)
 
     def step(state: State, xs):
-        t, learning_rate = xs
+        t, step_size = xs
         loss, g = value_and_grad(state.params, t)
-        if sphere:
-            g = {k: tangent_project(state.params[k], v) for k, v in g.items()}
-        g = {k: v * col_masks[k] for k, v in g.items()}
-        u, opt_state = opt.update(g, state.opt_state, state.params)
-        new = {k: state.params[k] - learning_rate * t * u[k] for k in state.params}
-        if sphere:
-            new = {k: normalize_columns(v) for k, v in new.items()}
-        if project is not None:
-            new = project(new)
+        u, opt_state = optimizer.update(g, state.opt_state, state.params, step_size=step_size)
+        new = project(optax.apply_updates(state.params, u))
         finite = jnp.isfinite(loss) & jnp.all(
             jnp.array([jnp.all(jnp.isfinite(v)) for v in jax.tree_util.tree_leaves(new)])
         )
@@ -207,7 +243,7 @@ def run_schedule(
             done,
         ), None
 
-    state, _ = jax.lax.scan(step, state, (temps, rates))
+    state, _ = jax.lax.scan(step, state, (temps, step_sizes))
     return state
 
 
@@ -266,8 +302,11 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     offsets = problem.smoothing_offsets(col_mask)
     col_masks = problem.column_masks(col_mask)
     value_and_grad = lambda p, t: problem.value_and_grad(p, offsets, t)
+    optimizer = riemannian_adam(col_masks)
     anneal = axis_map(
-        lambda p, temps: run_schedule(value_and_grad, p, col_masks, temps, s.learning_rate), R, (0, None)
+        lambda p, temps: run_schedule(value_and_grad, p, optimizer, retract, temps, s.learning_rate * temps),
+        R,
+        (0, None),
     )
 
     state = anneal(params, geometric(s.t_start, s.t_end, s.steps).astype(dtype))

@@ -43,15 +43,14 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from gnc_jax._process import float64
-from gnc_jax.driver import ValidatedSettings, geometric, run_schedule
+from gnc_jax.driver import ValidatedSettings, geometric, retract, riemannian_adam, run_schedule
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.geometry import tammes_margin, validate_configuration
 from gnc_jax.objectives import TAMMES
 from gnc_jax.polish import polish
-from gnc_jax.sphere import normalize_columns, tangent_project
+from gnc_jax.sphere import normalize_columns
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,24 +191,20 @@ def _programs(d: int, K: int, s: SearchSettings):
     finish_temps = geometric(1e-3, 1e-9, s.finish_steps)
     spacing = K ** (-1.0 / (d - 1))
 
+    anneal_opt = riemannian_adam({"W": col})
+    relax_opt = riemannian_adam({"W": col}, eps=1e-8)
+
     def anneal(X, temps):
-        return run_schedule(value_and_grad, {"W": X}, {"W": col}, temps, 0.5).params["W"]
+        return run_schedule(value_and_grad, {"W": X}, anneal_opt, retract, temps, 0.5 * temps).params["W"]
 
     def penalty(X, delta):
         return jnp.sum(jax.nn.relu(delta**2 - _chords2(X)) ** 2) / delta**4
 
-    relax_opt = optax.adam(1.0)
-
     def relax(X, delta):
-        def step(carry, lr):
-            X, st = carry
-            g = tangent_project(X, jax.grad(penalty)(X, delta))
-            u, st = relax_opt.update(g, st)
-            return (normalize_columns(X + lr * u), st), None
-
+        penalty_and_grad = lambda p, t: jax.value_and_grad(lambda p: penalty(p["W"], delta))(p)
         rates = 0.02 * delta * jnp.linspace(1.0, 0.05, s.relax_steps)
-        (X, _), _ = jax.lax.scan(step, (X, relax_opt.init(X)), rates)
-        return X
+        state = run_schedule(penalty_and_grad, {"W": X}, relax_opt, retract, jnp.zeros_like(rates), rates)
+        return state.params["W"]
 
     def relocate(key, X, i):
         """Point i to the largest hole of the others (best of M random candidates)."""

@@ -35,7 +35,10 @@ from gnc_jax.driver import (
     STATUS_NAMES,
     ValidatedSettings,
     axis_map,
+    euclidean_adam,
     geometric,
+    retract,
+    riemannian_adam,
     run_schedule,
 )
 from gnc_jax.errors import InvalidArgument
@@ -153,9 +156,12 @@ def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight
         )
         value_and_grad = jax.value_and_grad(lambda p, t: loss(p, col_mask, t, lam))
         masks = problem.column_masks(col_mask)
+        if weight_decay:  # (B.1): W, H in R^{d x K}, R^{d x nK}
+            optimizer, project = euclidean_adam(masks), lambda p: p
+        else:
+            optimizer, project = riemannian_adam(masks), retract
         state = axis_map(
-            lambda p: run_schedule(value_and_grad, p, masks, temps, rates, sphere=not weight_decay),
-            s.restarts,
+            lambda p: run_schedule(value_and_grad, p, optimizer, project, temps, rates * temps), s.restarts
         )(params)
         final = axis_map(lambda p: loss(p, col_mask, tau, lam), s.restarts)(state.params)
         final = jnp.where(state.done | ~jnp.isfinite(final), jnp.inf, final)

@@ -28,7 +28,8 @@ collapsed class's, "minority collapse") iff n_l <= N^2 lambda_W lambda_H K / (K 
 hypothesis p_l = log((K-1)(1/s_l - 1)) and threshold are confirmed (with p_l clipped at 0).
 
 **Solver** (:func:`solve_ufm_imbalanced`): projected Adam (the shared driver
-:func:`gnc_jax.driver.run_schedule` with a clip to H >= 0) from a large non-negative start, with a
+:func:`gnc_jax.driver.run_schedule`: :func:`gnc_jax.driver.euclidean_adam`, then the projection
+onto H >= 0) from a large non-negative start, with a
 continuation on the regularisers (scaled by ``lambda_start`` -> 1 over ``steps``), then
 ``hold_steps`` with the step decaying to ``final_rate``. A small start with the full regularisers
 tends to a spurious KKT point where minority features are exactly 0 (K = 4, d = 8, counts
@@ -58,10 +59,11 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from gnc_jax import batch, metrics
 from gnc_jax._process import float64
-from gnc_jax.driver import ValidatedSettings, axis_map, geometric, run_schedule
+from gnc_jax.driver import ValidatedSettings, axis_map, euclidean_adam, geometric, run_schedule
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
 from gnc_jax.status import Status
@@ -446,7 +448,8 @@ def _float64_problem(W, H, counts):
 
 
 def _clip_features(params):
-    return {"W": params["W"], "H": jnp.maximum(params["H"], 0.0)}
+    """The projection onto the constraint set of problem (4): H >= 0 (the non-negative orthant)."""
+    return {"W": params["W"], "H": optax.projections.projection_non_negative(params["H"])}
 
 
 @functools.cache
@@ -485,12 +488,9 @@ def _batch_solver(settings: ImbalancedSettings, d: int, K: int, N_max: int, n_de
             return _loss(p, labels, w, t * lambda_w, t * lambda_h)
 
         value_and_grad = jax.value_and_grad(loss)
-        # run_schedule steps by learning_rate * t: divide by t so that the step is `rates`.
+        optimizer = euclidean_adam(masks)
         state = axis_map(
-            lambda p: run_schedule(
-                value_and_grad, p, masks, scales, rates / scales, sphere=False, project=_clip_features
-            ),
-            s.restarts,
+            lambda p: run_schedule(value_and_grad, p, optimizer, _clip_features, scales, rates), s.restarts
         )(params)
         final = axis_map(lambda p: loss(p, jnp.asarray(1.0, dtype)), s.restarts)(state.params)
         final = jnp.where(state.done | ~jnp.isfinite(final), jnp.inf, final)
