@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test docs bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,demo]'
 	touch $@
 
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
+
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,demo,bench]'
 	touch $@
@@ -26,6 +30,10 @@ demo: $(VENV)/.demo
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -n 2 --durations=15 tests
+
+# The documentation site (MkDocs Material + mkdocstrings + mkdocs-jupyter) into site/; warnings are errors.
+docs: $(VENV)/.docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/bench_solvers.py
@@ -37,4 +45,4 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check gnc_jax tests benchmarks
 
 clean:
-	rm -rf $(VENV) demo_out .jax_cache
+	rm -rf $(VENV) demo_out .jax_cache site

@@ -9,24 +9,21 @@ solved. The restart axis of every population is sharded over all visible devices
 (restarts are rounded up to a multiple of the device count); on one CPU this is a no-op.
 
 Every reported number is recomputed in float64 from the returned W by :mod:`gnc_jax.geometry`
-(Wolfe's exact QP with its Frank-Wolfe certificate), vmapped over the bucket as well.
+(Wolfe's exact QP with its Frank-Wolfe certificate), vmapped over the bucket as well. Bucketing,
+padding, keys, timing and scatter are the shared runner's (:func:`gnc_jax._runner.run_buckets`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import math
-import time
 from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
-from jax.sharding import PartitionSpec as P
 
-from gnc_jax import geometry, metrics
+from gnc_jax import _runner, geometry, metrics
 from gnc_jax._process import float64
 from gnc_jax.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax.errors import InvalidArgument
@@ -34,12 +31,12 @@ from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
 from gnc_jax.search import SearchSettings, search_tammes, split_overrides
 from gnc_jax.sphere import normalize_columns
-from gnc_jax.status import Status
+from gnc_jax.status import SolutionCore, Status
 from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
 
 
 @dataclasses.dataclass(frozen=True)
-class Solution:
+class Solution(SolutionCore):
     """Best configuration found for one (d, K) pair, with certified float64 measures.
 
     Attributes:
@@ -67,8 +64,9 @@ class Solution:
       restarts: population size used.
       hits: how many members of the final population reached the best score to 1e-9.
       wall_s: wall time of the bucket call (compile included) divided among its pairs.
-      n, H, gnc1, gnc3: HardMax only (eq. 5): features per class, the features (d, n K) float64,
-        class-major, and their collapse metrics (:mod:`gnc_jax.metrics`); None otherwise.
+      n, H, gnc1, gnc2, gnc3, loss: HardMax only (eq. 5): features per class, the features (d, n K)
+        float64, class-major, their collapse metrics (:mod:`gnc_jax.metrics`; GNC2 is the certified
+        margin rho_one_vs_rest of W) and the HardMax loss of eq. (5) at (W, H); None otherwise.
     """
 
     problem: str
@@ -83,16 +81,14 @@ class Solution:
     distances: np.ndarray
     rattlers: np.ndarray
     certificate_gap: float
-    status: Status
-    restarts: int
     hits: int
-    wall_s: float
-    residual: float = float("nan")
     status_note: str = ""
     n: int | None = None
     H: np.ndarray | None = None
     gnc1: float | None = None
+    gnc2: float | None = None
     gnc3: float | None = None
+    loss: float | None = None
 
     @property
     def n_rattlers(self) -> int:
@@ -116,74 +112,14 @@ class Solution:
             "restarts": self.restarts,
             "hits": self.hits,
             "wall_s": self.wall_s,
-        } | {k: getattr(self, k) for k in ("n", "gnc1", "gnc3") if getattr(self, k) is not None}
-
-
-_SIZES = sorted(
-    {2, 3}
-    | {2**i for i in range(2, 21)}
-    | {3 * 2**i for i in range(1, 20)}
-    | {f * 2**i for f in (5, 7) for i in range(8, 19)}  # from 1024 on: steps of 25% at most
-)
-
-
-def bucket_size(n: int, minimum: int = 2) -> int:
-    """Smallest size in 2, 3, 4, 6, 8, 12, 16, 24, ... that is >= max(n, minimum)."""
-    for s in _SIZES:
-        if s >= max(n, minimum):
-            return s
-    raise InvalidArgument(f"size {n} is too large")
-
-
-def _positive_ints(name: str, values, minimum: int = 2) -> list[int]:
-    vals = [values] if isinstance(values, (int, np.integer)) else values
-    try:
-        vals = list(vals)
-    except TypeError:
-        raise InvalidArgument(
-            f"{name} must be an integer or a sequence of integers, got {values!r}"
-        ) from None
-    if not vals:
-        raise InvalidArgument(f"{name} is empty")
-    out = []
-    for v in vals:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise InvalidArgument(f"{name} must hold integers, got {v!r}")
-        if v < minimum:
-            raise InvalidArgument(f"{name} must be >= {minimum}, got {v}")
-        out.append(int(v))
-    return out
-
-
-def device_mesh() -> Mesh:
-    """A 1-D mesh over this process's devices, axis name 'restarts'. Under ``jax.distributed`` every
-    host solves its own pairs on its own devices (see :mod:`gnc_jax.sweep`), so the mesh is local."""
-    return Mesh(np.array(jax.local_devices()), ("restarts",))
-
-
-def restart_constraint(n_dev: int):
-    """A function placing a population (leading axis = restarts) on the device mesh (identity on one
-    device)."""
-    if n_dev == 1:
-        return lambda tree: tree
-    sharding = NamedSharding(device_mesh(), P("restarts"))
-    return lambda tree: jax.lax.with_sharding_constraint(tree, sharding)
-
-
-def resolve_key(key, seed) -> jax.Array:
-    """The PRNG key from exactly one of ``key`` (a jax.random key) and ``seed`` (an int >= 0)."""
-    if (key is None) == (seed is None):
-        raise InvalidArgument("give exactly one of key (a jax.random key) or seed (an int)")
-    if seed is not None:
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InvalidArgument(f"seed must be an integer >= 0, got {seed!r}")
-        key = jax.random.key(int(seed))
-    return key
+        } | {
+            k: getattr(self, k) for k in ("n", "gnc1", "gnc2", "gnc3", "loss") if getattr(self, k) is not None
+        }
 
 
 @functools.cache
 def _bucket_solver(problem: Problem, settings: SolverSettings, d_max: int, K_max: int, n_dev: int):
-    constrain = restart_constraint(n_dev)
+    constrain = _runner.restart_constraint(n_dev)
 
     def run(keys, ds, Ks):
         pair = functools.partial(solve_pair, problem, settings, d_max, K_max, constrain=constrain)
@@ -300,10 +236,6 @@ def _initial_configs(initial, pairs) -> dict[int, list[np.ndarray]]:
     return out
 
 
-def _pad_pairs(n: int) -> int:
-    return 1 << max(0, math.ceil(math.log2(n)))
-
-
 @float64
 def solve(
     problem: str,
@@ -315,15 +247,16 @@ def solve(
 
     Args:
       problem: 'tammes' (eq. 11), 'softmax-code' (eq. 3) or 'hardmax' (eq. 5; give ``n``).
-      d, K: an integer or a sequence of integers (>= 2 each).
+      d: an integer or a sequence of integers (>= 2 each).
+      K: the same.
       **kwargs: as for :func:`solve_pairs` (``key`` or ``seed``, ``n``, ``settings``, overrides).
 
     Returns:
       A :class:`Solution` if d and K are both integers, else a list in the order of the cross product
       (d outer, K inner).
     """
-    ds = _positive_ints("d", d)
-    Ks = _positive_ints("K", K)
+    ds = _runner.positive_ints("d", d)
+    Ks = _runner.positive_ints("K", K)
     sols = solve_pairs(problem, [(dd, kk) for dd in ds for kk in Ks], **kwargs)
     scalar = isinstance(d, (int, np.integer)) and isinstance(K, (int, np.integer))
     return sols[0] if scalar else sols
@@ -382,10 +315,10 @@ def solve_pairs(
     for pair in pairs:
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise InvalidArgument(f"pairs must hold (d, K) tuples, got {pair!r}")
-        _positive_ints("d", pair[0])
-        _positive_ints("K", pair[1])
+        _runner.positive_ints("d", pair[0])
+        _runner.positive_ints("K", pair[1])
     pairs = [(int(dd), int(kk)) for dd, kk in pairs]
-    key = resolve_key(key, seed)
+    key = _runner.resolve_key(key, seed)
     settings = settings or SolverSettings()
     search = search or SearchSettings()
     search_overrides, overrides = split_overrides(overrides)
@@ -394,9 +327,9 @@ def solve_pairs(
     if overrides:
         settings = settings.replace(**overrides)
     initial = _initial_configs(initial, pairs)
-    n_dev = jax.local_device_count()
+    n_dev = _runner.device_count()
     # One key per pair, derived from the pair itself: results do not depend on the batch.
-    pair_key = lambda dd, kk: jax.random.fold_in(jax.random.fold_in(key, dd), kk)
+    pair_key = lambda dd, kk: _runner.instance_key(key, dd, kk)
     searched = {}
     if problem in ("tammes", "softmax-code"):
         if problem == "tammes" and search.softmax_seed_min_d:
@@ -425,29 +358,27 @@ def solve_pairs(
     # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
     # and by the restarts the pair gets (so a pair's result does not depend on the rest of the batch).
     solved = set(searched) if problem == "tammes" else set()
-    groups = [((*pairs[i], 0), [i]) for i in sorted(solved)]
-    buckets: dict[tuple[int, int, int], list[int]] = {}
-    for i, (dd, kk) in enumerate(pairs):
-        if i not in solved:
-            bucket = (bucket_size(dd), bucket_size(kk, minimum=8), settings.restarts_for(dd, kk, n_dev))
-            buckets.setdefault(bucket, []).append(i)
-    groups += sorted(buckets.items())
 
-    results: list[Solution | None] = [None] * len(pairs)
-    for (d_max, K_max, restarts), members in groups:
-        t0 = time.perf_counter()
+    def bucket_of(i):
+        if i in solved:
+            return (0, i)
+        dd, kk = pairs[i]
+        restarts = settings.restarts_for(dd, kk, n_dev)
+        return 1, _runner.bucket_size(dd), _runner.bucket_size(kk, minimum=8), restarts
+
+    def solve(bucket, members, padded):
+        """The bucket's configurations (solved, cross-seeded, polished) and their certification."""
         dims = [pairs[i] for i in members]
         if members[0] in solved:
             found = searched[members[0]]
             params = {"W": found.W[None].copy()}
             status, hits, restarts = np.array([STALLED]), [found.hits], search.population
             residual = np.array([np.nan])
+            K_max = dims[0][1]
         else:
-            n_pad = _pad_pairs(len(members))
-            idx = members + [members[0]] * (n_pad - len(members))
-            dsb = np.array([pairs[i][0] for i in idx])
-            Ksb = np.array([pairs[i][1] for i in idx])
-            keys = jax.vmap(pair_key)(dsb, Ksb)
+            _, d_max, K_max, restarts = bucket
+            dsb, Ksb = (np.array([pairs[i][j] for i in padded]) for j in (0, 1))
+            keys = jnp.stack([pair_key(dd, kk) for dd, kk in zip(dsb, Ksb)])
             fn = _bucket_solver(prob, settings.replace(restarts=restarts), d_max, K_max, n_dev)
             res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
             params = {k: np.array(v) for k, v in params.items()}
@@ -474,7 +405,6 @@ def solve_pairs(
                     swapped = True
         if swapped:
             sep = _certify(params, dims, K_max)
-        W = params["W"]
         statuses = [STATUS_NAMES[int(v)] for v in status]
         notes = [""] * len(members)
         if settings.lp_polish_iters:
@@ -485,48 +415,83 @@ def solve_pairs(
                 if res is not None and statuses[slot] != Status.NONFINITE:
                     statuses[slot], residual[slot], notes[slot] = res.status, res.residual, res.note
             sep = _certify(params, dims, K_max)
-        wall = (time.perf_counter() - t0) / len(members)
-        for slot, i in enumerate(members):
-            dd, kk = pairs[i]
-            dist = np.asarray(sep.distances[slot, :kk])
-            Wi = np.array(W[slot, :dd, :kk])
-            rho = float(sep.rho_one_vs_rest[slot])
-            if problem == "tammes":
-                ratt = geometry.above_minimum(sep.nearest_chords[slot, :kk], rattler_tol)
-            elif np.all(np.isfinite(dist)):
-                ratt = geometry.above_minimum(dist, rattler_tol)
-            else:  # bounded certification: certainly rattlers
-                ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + rattler_tol)
-            gap = _gap_to_proven_optimum(problem, dd, kk, sep, slot)
-            if gap is not None and gap <= 1e-12 and statuses[slot] != Status.NONFINITE:
-                statuses[slot], residual[slot] = Status.OPTIMAL, max(gap, 0.0)
-            extra = {}
-            if problem == "hardmax":
-                Hi = np.array(params["H"][slot, :dd, : n * kk])
-                labels = metrics.class_major_labels(kk, n)
-                extra = dict(n=n, H=Hi, gnc1=metrics.gnc1(Hi, labels), gnc3=metrics.gnc3(Wi, Hi, labels))
-            results[i] = Solution(
-                problem=problem,
-                d=dd,
-                K=kk,
-                W=Wi,
-                min_angle_deg=float(sep.min_angle_deg[slot]),
-                max_cos=float(sep.max_cos[slot]),
-                rho_one_vs_one=float(sep.rho_one_vs_one[slot]),
-                rho_one_vs_rest=rho,
-                rho_lower=float(sep.rho_lower[slot]),
-                distances=dist,
-                rattlers=ratt,
-                certificate_gap=float(sep.certificate_gap[slot]),
-                status=statuses[slot],
-                residual=float(residual[slot]),
-                status_note=notes[slot],
-                restarts=restarts,
-                hits=hits[slot],
-                wall_s=wall + (searched[i].elapsed_s if i in searched else 0.0),
-                **extra,
+        return params, sep, statuses, residual, notes, hits, restarts
+
+    def finish(bucket, members, raw, wall):
+        params, sep, statuses, residual, notes, hits, restarts = raw
+        return [
+            _solution(
+                prob,
+                n,
+                pairs[i],
+                params,
+                sep,
+                slot,
+                rattler_tol,
+                statuses[slot],
+                float(residual[slot]),
+                notes[slot],
+                restarts,
+                hits[slot],
+                wall + (searched[i].elapsed_s if i in searched else 0.0),
             )
-    return results
+            for slot, i in enumerate(members)
+        ]
+
+    return _runner.run_buckets(len(pairs), bucket_of, solve, finish)
+
+
+def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, note, restarts, hits, wall):
+    """The :class:`Solution` of the pair in ``slot`` of a solved, certified bucket."""
+    problem = prob.name
+    dd, kk = pair
+    dist = np.asarray(sep.distances[slot, :kk])
+    Wi = np.array(params["W"][slot, :dd, :kk])
+    rho = float(sep.rho_one_vs_rest[slot])
+    if problem == "tammes":
+        ratt = geometry.above_minimum(sep.nearest_chords[slot, :kk], rattler_tol)
+    elif np.all(np.isfinite(dist)):
+        ratt = geometry.above_minimum(dist, rattler_tol)
+    else:  # bounded certification: certainly rattlers
+        ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + rattler_tol)
+    gap = _gap_to_proven_optimum(problem, dd, kk, sep, slot)
+    if gap is not None and gap <= 1e-12 and status != Status.NONFINITE:
+        status, residual = Status.OPTIMAL, max(gap, 0.0)
+    extra = {}
+    if problem == "hardmax":
+        Hi = np.array(params["H"][slot, :dd, : n * kk])
+        labels = metrics.class_major_labels(kk, n)
+        terms = np.asarray(prob.terms({"W": Wi, "H": Hi}))
+        loss = float(np.max(terms[np.asarray(prob.term_mask(np.ones(kk, bool)))]))  # eq. (5)
+        extra = dict(
+            n=n,
+            H=Hi,
+            gnc1=metrics.gnc1(Hi, labels),
+            gnc2=rho,
+            gnc3=metrics.gnc3(Wi, Hi, labels),
+            loss=loss,
+        )
+    return Solution(
+        problem=problem,
+        d=dd,
+        K=kk,
+        W=Wi,
+        min_angle_deg=float(sep.min_angle_deg[slot]),
+        max_cos=float(sep.max_cos[slot]),
+        rho_one_vs_one=float(sep.rho_one_vs_one[slot]),
+        rho_one_vs_rest=rho,
+        rho_lower=float(sep.rho_lower[slot]),
+        distances=dist,
+        rattlers=ratt,
+        certificate_gap=float(sep.certificate_gap[slot]),
+        status=status,
+        residual=residual,
+        status_note=note,
+        restarts=restarts,
+        hits=hits,
+        wall_s=wall,
+        **extra,
+    )
 
 
 def solve_tammes(d, K, **kwargs):

@@ -13,6 +13,7 @@ import math
 import os
 import sys
 
+from gnc_jax import registry
 from gnc_jax.errors import InvalidArgument
 
 USAGE_ERROR, INTERNAL_ERROR = 2, 1
@@ -113,6 +114,18 @@ def _search_arguments(parser) -> None:
 
 
 SEARCH_OPTIONS = ("search_rounds", "search_population")
+# Options whose applicability the registry decides (gnc_jax.registry.Family.options).
+_FAMILY_OPTIONS = ("n", "tau", "weight_decay", "counts", "lambda_w", "lambda_h", "time_limit")
+
+
+def _check_applicable(args, overrides) -> None:
+    """The one check of which options apply to the problem (from :mod:`gnc_jax.registry`)."""
+    given = [o for o in _FAMILY_OPTIONS if getattr(args, o, None) is not None]
+    given += [o for o in ("hop_rounds", *SEARCH_OPTIONS) if o in overrides]
+    try:
+        registry.check_options(args.problem, given, spell=lambda o: "--" + o.replace("_", "-"))
+    except InvalidArgument as e:
+        raise UsageError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     solve = sub.add_parser("solve", help="solve an arrangement problem for every (d, K) of a grid")
-    solve.add_argument("problem", choices=["tammes", "softmax-code", "hardmax", "ufm", "ufm-imbalanced"])
+    solve.add_argument("problem", choices=registry.NAMES)
     solve.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
     solve.add_argument("--K", required=True, help="number(s) of points, same syntax")
     solve.add_argument("--n", help="features per class (hardmax, ufm): same syntax, >= 1")
@@ -204,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     gsl.add_argument("--epsilon", default="1e-3", help="distance from independence, in (0, 1]")
     gsl.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     sw = sub.add_parser("sweep", help="solve a grid into a resumable results store (CSV)")
-    sw.add_argument("problem", choices=["tammes", "softmax-code", "hardmax", "ufm"])
+    sw.add_argument("problem", choices=registry.STORED)
     sw.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
     sw.add_argument("--K", required=True, help="number(s) of points, same syntax")
     sw.add_argument("--n", help="features per class (hardmax, ufm), same syntax")
@@ -240,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--quiet", action="store_true", help="no progress lines")
     tb = sub.add_parser("table", help="query results stores: filter, sort, best per (d, K), compare runs")
     tb.add_argument("files", nargs="+", help="store(s); shards and runs are read together")
-    tb.add_argument("--problem", choices=["tammes", "softmax-code", "hardmax", "ufm"])
+    tb.add_argument("--problem", choices=registry.STORED)
     tb.add_argument("--d", help="keep these d (same syntax as sweep)")
     tb.add_argument("--K", help="keep these K")
     tb.add_argument("--best", action="store_true", help="the best row per instance (problem, d, K, n, tau)")
@@ -267,19 +280,32 @@ def _prepare_dir(path: str) -> None:
         raise UsageError(f"directory {path!r} is not writable")
 
 
-TABLE_COLUMNS = [  # name, width, format spec
-    ("d", 3, "d"),
-    ("K", 5, "d"),
-    ("min_angle_deg", 16, ".10f"),
-    ("max_cos", 16, ".12f"),
-    ("rho_one_vs_rest", 16, ".12f"),
-    ("rho_lower", 16, ".12f"),
-    ("closed_form", 16, ""),
-    ("n_rattlers", 10, "d"),
-    ("certificate_gap", 15, ".1e"),
-    ("status", 10, ""),
-    ("hits", 9, ""),
-    ("wall_s", 8, ".2f"),
+SOLVE_COLUMNS = [  # name, format spec ('' for str(); None prints as '-')
+    ("d", "d"),
+    ("K", "d"),
+    ("min_angle_deg", ".10f"),
+    ("max_cos", ".12f"),
+    ("rho_one_vs_rest", ".12f"),
+    ("rho_lower", ".12f"),
+    ("closed_form", ".12f"),
+    ("n_rattlers", "d"),
+    ("certificate_gap", ".1e"),
+    ("status", ""),
+    ("hits", ""),
+    ("wall_s", ".2f"),
+]
+FEATURE_COLUMNS = [  # hardmax and ufm
+    ("d", "d"),
+    ("K", "d"),
+    ("n", "d"),
+    ("tau", "g"),
+    ("loss", ".4e"),
+    ("gnc1", ".2e"),
+    ("gnc2", ".10f"),
+    ("gnc3", ".2e"),
+    ("max_cos", ".10f"),
+    ("status", ""),
+    ("wall_s", ".2f"),
 ]
 
 
@@ -295,80 +321,55 @@ def _row(sol) -> dict:
     return row
 
 
-def print_table(rows, file=None) -> None:
-    print(" ".join(f"{name:>{width}}" for name, width, _ in TABLE_COLUMNS), file=file)
-    for row in rows:
-        cells = dict(row)
-        cells["closed_form"] = "-" if row["closed_form"] is None else f"{row['closed_form']:.12f}"
-        cells["hits"] = f"{row['hits']}/{row['restarts']}"
-        print(" ".join(f"{cells[name]:>{width}{spec}}" for name, width, spec in TABLE_COLUMNS), file=file)
+def _cell(v, spec: str = "") -> str:
+    if v is None:
+        return "-"
+    if spec:
+        return format(v, spec)
+    if isinstance(v, float):
+        return f"{v:.12g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3e}"
+    return str(v)
 
 
-FEATURE_COLUMNS = [  # hardmax and ufm tables
-    ("d", 3, "d"),
-    ("K", 5, "d"),
-    ("n", 3, "d"),
-    ("tau", 8, "g"),
-    ("loss", 11, ".4e"),
-    ("gnc1", 10, ".2e"),
-    ("gnc2", 14, ".10f"),
-    ("gnc3", 10, ".2e"),
-    ("max_cos", 14, ".10f"),
-    ("status", 10, ""),
-    ("wall_s", 8, ".2f"),
-]
+def print_rows(rows, columns, fmt: str = "table", file=None) -> None:
+    """The one table printer: ``columns`` are names or (name, format spec) pairs; ``fmt`` is
+    'table' (right-aligned, as wide as the widest cell), 'csv' or 'json' (one object a line)."""
+    import csv
+
+    columns = [(c, "") if isinstance(c, str) else c for c in columns]
+    names = [name for name, _ in columns]
+    if fmt == "json":
+        for r in rows:
+            print(json.dumps({c: r.get(c) for c in names}), file=file)
+        return
+    if fmt == "csv":
+        w = csv.writer(file or sys.stdout, lineterminator="\n")
+        w.writerow(names)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in names])
+        return
+    cells = [[_cell(r.get(c), spec) for c, spec in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(names)]
+    print(" ".join(c.rjust(w) for c, w in zip(names, widths)), file=file)
+    for row in cells:
+        print(" ".join(v.rjust(w) for v, w in zip(row, widths)), file=file)
 
 
-def print_feature_table(rows, file=None) -> None:
-    print(" ".join(f"{name:>{width}}" for name, width, _ in FEATURE_COLUMNS), file=file)
-    for row in rows:
-        cells = {name: row.get(name) for name, _, _ in FEATURE_COLUMNS}
-        print(
-            " ".join(
-                f"{'-':>{width}}" if cells[name] is None else f"{cells[name]:>{width}{spec}}"
-                for name, width, spec in FEATURE_COLUMNS
-            ),
-            file=file,
-        )
-
-
-def _feature_options(args, overrides) -> tuple[list[int], list[float] | None, float]:
-    """Check --n, --tau and --weight-decay against the problem (before any work starts)."""
-    if args.problem not in ("hardmax", "ufm"):
-        if args.n is not None or args.tau is not None or args.weight_decay is not None:
-            raise UsageError(f"--n, --tau and --weight-decay do not apply to {args.problem}")
-        return [], None, 0.0
+def _feature_options(args) -> tuple[list[int], list[float] | None, float]:
+    """--n, --tau and --weight-decay parsed (their applicability is checked already)."""
     ns = parse_int_spec(args.n, "n", minimum=1) if args.n is not None else [1]
-    if args.problem == "hardmax":
-        if args.tau is not None or args.weight_decay is not None:
-            raise UsageError("--tau and --weight-decay apply to the ufm problem only")
-        return ns, None, 0.0
-    if args.tau is None:
-        raise UsageError("the ufm problem needs --tau")
-    if "hop_rounds" in overrides:
-        raise UsageError("--hop-rounds applies to tammes, softmax-code and hardmax only")
-    taus = parse_float_list(args.tau, "tau")
+    taus = parse_float_list(args.tau, "tau") if args.tau is not None else None
     lam = 0.0 if args.weight_decay is None else parse_float_list(args.weight_decay, "weight-decay", True)[0]
     return ns, taus, lam
 
 
 def _feature_rows(args, ds, Ks, ns, taus, lam, overrides):
     """HardMax (eq. 5) and UFM (eq. 2 / B.1) solutions with their rows and file stems."""
-    import numpy as np
-
     import gnc_jax
-    from gnc_jax.objectives import hardmax_problem
 
     if args.problem == "hardmax":
-        out = []
-        for n in ns:
-            problem = hardmax_problem(n)
-            for s in gnc_jax.solve("hardmax", ds, Ks, n=n, seed=args.seed, **overrides):
-                terms = np.asarray(problem.terms({"W": s.W, "H": s.H}))
-                loss = float(np.max(terms[np.asarray(problem.term_mask(np.ones(s.K, bool)))]))  # eq. (5)
-                row = s.summary() | {"loss": loss, "gnc2": s.rho_one_vs_rest, "tau": None}
-                out.append((s, row, f"hardmax_d{s.d}_K{s.K}_n{n}"))
-        return out
+        sols = [s for n in ns for s in gnc_jax.solve("hardmax", ds, Ks, n=n, seed=args.seed, **overrides)]
+        return [(s, s.summary() | {"tau": None}, f"hardmax_d{s.d}_K{s.K}_n{s.n}") for s in sols]
     sols = gnc_jax.solve_ufm(ds, Ks, ns, taus, weight_decay=lam, seed=args.seed, **overrides)
     return [(s, s.summary(), f"ufm_d{s.d}_K{s.K}_n{s.n}_tau{s.tau:g}") for s in sols]
 
@@ -386,13 +387,7 @@ def cmd_solve_imbalanced(args, overrides) -> int:
 
     from gnc_jax.related.imbalanced import solve_ufm_imbalanced
 
-    if args.n is not None or args.tau is not None or args.weight_decay is not None:
-        raise UsageError("--n, --tau and --weight-decay do not apply to ufm-imbalanced")
-    if "hop_rounds" in overrides:
-        raise UsageError("--hop-rounds does not apply to ufm-imbalanced")
     d, K = _single_int(args.d, "d", 2), _single_int(args.K, "K", 2)
-    if not args.counts or args.lambda_w is None or args.lambda_h is None:
-        raise UsageError("ufm-imbalanced needs --counts, --lambda-w and --lambda-h")
     profiles = []
     for text in args.counts:
         c = parse_int_spec_ordered(text, "counts")
@@ -470,21 +465,14 @@ def cmd_solve(args) -> int:
     import gnc_jax
 
     overrides = _solver_overrides(args)
-    if args.problem not in ("tammes", "softmax-code") and (
-        args.time_limit is not None or any(k in overrides for k in SEARCH_OPTIONS)
-    ):
-        raise UsageError(
-            "--time-limit, --search-rounds and --search-population apply to tammes and softmax-code"
-        )
+    _check_applicable(args, overrides)
     if args.problem == "ufm-imbalanced":
         return cmd_solve_imbalanced(args, overrides)
-    if args.counts is not None or args.lambda_w is not None or args.lambda_h is not None:
-        raise UsageError("--counts, --lambda-w and --lambda-h apply to ufm-imbalanced only")
     ds = parse_int_spec(args.d, "d")
     Ks = parse_int_spec(args.K, "K")
     if args.save:
         _prepare_dir(args.save)
-    ns, taus, lam = _feature_options(args, overrides)
+    ns, taus, lam = _feature_options(args)
     print(f"gnc-jax: solving {args.problem} for {len(ds) * len(Ks)} (d, K) pair(s)...", file=sys.stderr)
     if args.problem in ("hardmax", "ufm"):
         results = _feature_rows(args, ds, Ks, ns, taus, lam, overrides)
@@ -492,7 +480,7 @@ def cmd_solve(args) -> int:
             for _, row, _ in results:
                 print(json.dumps(row))
         else:
-            print_feature_table([row for _, row, _ in results])
+            print_rows([row for _, row, _ in results], FEATURE_COLUMNS)
         if args.save:
             for s, _, stem in results:
                 np.save(os.path.join(args.save, f"{stem}_W.npy"), np.asarray(s.W, np.float64))
@@ -512,7 +500,7 @@ def cmd_solve(args) -> int:
         for row in rows:
             print(json.dumps(row))
     else:
-        print_table(rows)
+        print_rows([r | {"hits": f"{r['hits']}/{r['restarts']}"} for r in rows], SOLVE_COLUMNS)
     if args.save:
         for s in sols:
             np.save(os.path.join(args.save, f"{s.problem}_d{s.d}_K{s.K}.npy"), s.W.astype(np.float64))
@@ -612,8 +600,7 @@ def cmd_sweep(args) -> int:
     from gnc_jax.sweep import sweep
 
     overrides = _solver_overrides(args)
-    if args.problem not in ("tammes", "softmax-code") and any(k in overrides for k in SEARCH_OPTIONS):
-        raise UsageError("--search-rounds and --search-population apply to tammes and softmax-code")
+    _check_applicable(args, overrides)
     ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
     ns = parse_int_spec(args.n, "n", minimum=1) if args.n is not None else None
     taus = parse_float_list(args.tau, "tau") if args.tau is not None else None
@@ -622,14 +609,6 @@ def cmd_sweep(args) -> int:
         if args.weight_decay is None
         else _single_float(args.weight_decay, "weight-decay", allow_zero=True)
     )
-    if args.problem in ("tammes", "softmax-code") and (ns or taus):
-        raise UsageError(f"--n and --tau do not apply to {args.problem}")
-    if args.problem != "ufm" and (taus or args.weight_decay is not None):
-        raise UsageError("--tau and --weight-decay apply to the ufm problem only")
-    if args.problem == "ufm" and not taus:
-        raise UsageError("the ufm problem needs --tau")
-    if args.problem == "ufm" and "hop_rounds" in overrides:
-        raise UsageError("--hop-rounds does not apply to ufm")
     if (args.process_index is None) != (args.process_count is None):
         raise UsageError("give both --process-index and --process-count")
     if args.coordinator is not None and not args.distributed:
@@ -675,34 +654,6 @@ TABLE_VIEW = ("problem", "d", "K", "n", "tau", "min_angle_deg", "max_cos", "rho_
 TABLE_VIEW += ("certificate_gap", "loss", "gnc1", "gnc3", "status", "restarts", "wall_s")
 
 
-def _cell(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.12g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.3e}"
-    return str(v)
-
-
-def _print_rows(rows, columns, fmt) -> None:
-    import csv
-
-    if fmt == "json":
-        for r in rows:
-            print(json.dumps({c: r.get(c) for c in columns}))
-        return
-    if fmt == "csv":
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
-        return
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    print(" ".join(c.rjust(w) for c, w in zip(columns, widths)))
-    for row in cells:
-        print(" ".join(v.rjust(w) for v, w in zip(row, widths)))
-
-
 def cmd_table(args) -> int:
     from gnc_jax import store
 
@@ -738,7 +689,7 @@ def cmd_table(args) -> int:
                 dict(zip(store.KEY, k))
                 | {"score": col, "this": a, "other": b, "other_minus_this": diff, "verdict": verdict}
             )
-        _print_rows(out, [*store.KEY, "score", "this", "other", "other_minus_this", "verdict"], args.format)
+        print_rows(out, [*store.KEY, "score", "this", "other", "other_minus_this", "verdict"], args.format)
         only = len(set(mine) - set(other)), len(set(other) - set(mine))
         print(f"gnc-jax: {tally}; only in this run {only[0]}, only in the other {only[1]}", file=sys.stderr)
         return 0
@@ -757,7 +708,7 @@ def cmd_table(args) -> int:
         ]
     else:
         rows = sorted(rows, key=lambda r: store.sort_key(store.row_key(r)), reverse=args.descending)
-    _print_rows(rows, columns, args.format)
+    print_rows(rows, columns, args.format)
     return 0
 
 

@@ -1,5 +1,6 @@
 """Pictures of a results store (``gnc-jax plot``): margins against K with Theorem 3.9's bounds,
-softmax codes against Tammes codes, and the configurations of d = 2 and d = 3 (matplotlib)."""
+softmax codes against Tammes codes, the configurations of d = 2, and every picked d = 3 code on a
+shaded sphere with its contact graph and rattlers (:func:`code_figure`, one file per code)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from gnc_jax import store, theory
+from gnc_jax.errors import InvalidArgument
 
 
 def _by_d(rows, problem):
@@ -81,7 +83,18 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8) -> list[Path]:
             if rs:  # up to max_pictures, spread evenly over the K of the store
                 rs = sorted(rs, key=lambda r: r["K"])
                 picks = sorted({round(x) for x in np.linspace(0, len(rs) - 1, min(max_pictures, len(rs)))})
-                save(_configurations(plt, [rs[i] for i in picks], d), f"{problem}_d{d}.png")
+                if d == 2:
+                    save(_configurations(plt, [rs[i] for i in picks], d), f"{problem}_d{d}.png")
+                for r in [rs[i] for i in picks] if d == 3 else ():  # one readable picture per code
+                    W = store.load_config(r["source"], r)["W"]
+                    ratt = [int(x) for x in (r["rattlers"] or "").split()]
+                    value = (
+                        f"{r['min_angle_deg']:.9f} deg"
+                        if problem == "tammes"
+                        else f"rho {r['rho_one_vs_rest']:.9f}"
+                    )
+                    title = f"{problem}, d = 3, K = {r['K']}: {value} ({r['status']})"
+                    save(code_figure(W, title, ratt), f"{problem}_d3_K{r['K']}.png")
     return written
 
 
@@ -107,4 +120,70 @@ def _configurations(plt, rows, d):
         ax.set_axis_off()
         ax.set_title(f"K = {r['K']}, {len(ratt)} rattlers", fontsize=8)
     fig.suptitle(f"{rows[0]['problem']}, d = {d} (rattlers in red)", fontsize=9)
+    return fig
+
+
+def contact_graph(W, tol: float = 1e-6) -> np.ndarray:
+    """Edges (i, j), i < j, of the contact graph of W: the pairs whose chord is within ``tol``
+    (chord units) of the minimum pairwise chord (the pairs that hold a Tammes code rigid)."""
+    from gnc_jax.geometry import validate_configuration
+
+    A = validate_configuration(W)
+    chord = np.sqrt(np.maximum(2.0 - 2.0 * (A.T @ A), 0.0))
+    i, j = np.triu_indices(A.shape[1], 1)
+    keep = chord[i, j] <= chord[i, j].min() + tol
+    return np.stack([i[keep], j[keep]], axis=1)
+
+
+def code_figure(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
+    """A d = 3 code drawn on a shaded sphere, from both sides (orthographic views along +z and -z):
+    points (rattlers in red, hollow on the far side), and the contact graph (:func:`contact_graph`)
+    as great-circle arcs. Returns a matplotlib figure (9 x 4.6 in)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LinearSegmentedColormap
+
+    from gnc_jax.geometry import validate_configuration
+
+    A = validate_configuration(W)
+    if A.shape[0] != 3:
+        raise InvalidArgument(f"W must be a d = 3 configuration, got d = {A.shape[0]}")
+    edges = contact_graph(A, tol)
+    ratt = set(int(k) for k in rattlers)
+    x = np.linspace(-1, 1, 400)
+    X, Y = np.meshgrid(x, x)
+    Z = np.sqrt(np.clip(1 - X**2 - Y**2, 0, None))
+    light = np.array([-0.45, 0.55, 0.70]) / np.linalg.norm([-0.45, 0.55, 0.70])
+    shade = np.clip(light[0] * X + light[1] * Y + light[2] * Z, 0, 1)
+    shade = np.ma.masked_where(X**2 + Y**2 > 1, 0.35 + 0.65 * shade)
+    cmap = LinearSegmentedColormap.from_list("sphere", ["#b9c7d6", "#f4f7fa"])
+    t = np.linspace(0, 1, 40)[:, None]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.6))
+    for ax, sign, side in zip(axes, (1, -1), ("seen from +z", "seen from -z")):
+        P = A * np.array([[sign], [1], [sign]])  # the back view: rotate by pi about the y axis
+        ax.imshow(shade, extent=(-1, 1, -1, 1), origin="lower", cmap=cmap, vmin=0, vmax=1)
+        ax.add_patch(plt.Circle((0, 0), 1, fill=False, color="0.45", lw=0.8))
+        for i, j in edges:
+            a, b = P[:, i], P[:, j]
+            theta = np.arccos(np.clip(a @ b, -1, 1))
+            arc = (np.sin((1 - t) * theta) * a + np.sin(t * theta) * b) / np.sin(theta)
+            front = arc[:, 2] >= 0
+            for mask, style in ((front, dict(color="#1f3b5c", lw=1.4)), (~front, dict(color="0.6", lw=0.7))):
+                seg = np.where(mask[:, None], arc, np.nan)
+                ax.plot(seg[:, 0], seg[:, 1], zorder=2, **style)
+        for k in range(A.shape[1]):
+            color = "tab:red" if k in ratt else "#1f77b4"
+            if P[2, k] >= 0:
+                ax.scatter(P[0, k], P[1, k], s=46, color=color, edgecolor="k", lw=0.6, zorder=4)
+            else:
+                ax.scatter(
+                    P[0, k], P[1, k], s=30, facecolor="none", edgecolor=color, lw=0.9, alpha=0.6, zorder=3
+                )
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_aspect("equal")
+        ax.set_axis_off()
+        ax.set_title(side, fontsize=9)
+    caption = f"{len(edges)} contacts (min angle to {tol:g}), {len(ratt)} rattlers in red"
+    fig.suptitle(f"{title}\n{caption}" if title else caption, fontsize=10)
+    fig.tight_layout()
     return fig

@@ -280,7 +280,8 @@ def search_tammes(
     """Iterated hole search for a Tammes code of K points on S^{d-1} (module docstring).
 
     Args:
-      d, K: the pair (d >= 2, K >= 2).
+      d: the dimension (>= 2).
+      K: the number of points (>= 2).
       key: a ``jax.random`` key; with the settings and no ``time_limit`` it fixes the answer.
       settings: :class:`SearchSettings` (defaults if None).
       seeds: configurations (d, K) that join the initial population as they are (cross-seeding:

@@ -20,6 +20,7 @@ The CSV store and JSON output write the lower-case names.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 
 
@@ -44,3 +45,24 @@ def from_residual(residual: float, tol: float) -> Status:
     if residual != residual or residual in (float("inf"), float("-inf")):
         return Status.NONFINITE
     return Status.STATIONARY if residual <= tol else Status.MAX_STEPS
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SolutionCore:
+    """What every solution reports, whatever its family: the :class:`Status`, the residual or gap
+    that decided it (its meaning is the family's: a gradient norm, an LP's predicted decrease, the gap
+    to a proven optimum), the restarts it took the best of, and its wall time (compilation included,
+    divided among the instances of its batched call)."""
+
+    status: Status
+    residual: float
+    restarts: int
+    wall_s: float
+
+    def core_summary(self) -> dict:
+        return {
+            "status": str(self.status),
+            "residual": self.residual,
+            "restarts": self.restarts,
+            "wall_s": self.wall_s,
+        }

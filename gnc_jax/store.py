@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gnc_jax import registry
 from gnc_jax.errors import InvalidArgument
 
 STORE_FORMAT = 2
@@ -40,12 +41,7 @@ _FORMAT_1 = tuple(c for c in COLUMNS if c != "residual")
 INT_COLUMNS = {"d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"}
 FLOAT_COLUMNS = {"tau", *_CERTIFIED, *_FEATURES, "residual", "wall_s"}
 # What "best" means per problem: the column and whether larger is better.
-SCORE = {
-    "tammes": ("min_angle_deg", True),
-    "softmax-code": ("rho_one_vs_rest", True),
-    "hardmax": ("rho_one_vs_rest", True),
-    "ufm": ("loss", False),
-}
+SCORE = {f.name: (f.score, f.larger_is_better) for f in registry.FAMILIES if f.stored}
 
 
 class StoreError(InvalidArgument):

@@ -34,14 +34,14 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from gnc_jax import batch, store
+from gnc_jax import _runner, batch, registry, store
 from gnc_jax._process import float64
 from gnc_jax.driver import SolverSettings
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.search import SearchSettings, split_overrides
 from gnc_jax.ufm import UFMSettings, solve_ufm_instances
 
-PROBLEMS = ("tammes", "softmax-code", "hardmax", "ufm")
+PROBLEMS = registry.STORED
 
 
 class Instance(NamedTuple):
@@ -64,21 +64,11 @@ def grid(problem: str, ds, Ks, ns=None, taus=None) -> list[Instance]:
     """The instances of a sweep, validated (errors name the argument)."""
     if problem not in PROBLEMS:
         raise InvalidArgument(f"problem must be one of {PROBLEMS}, got {problem!r}")
-    ds, Ks = batch._positive_ints("d", list(ds)), batch._positive_ints("K", list(Ks))
-    if problem in ("tammes", "softmax-code"):
-        if ns or taus:
-            raise InvalidArgument(f"n and tau do not apply to {problem}")
-        return [Instance(problem, d, K) for d in ds for K in Ks]
-    ns = batch._positive_ints("n", list(ns or [1]), minimum=1)
-    if problem == "hardmax":
-        if taus:
-            raise InvalidArgument("tau applies to the ufm problem only")
-        return [Instance(problem, d, K, n) for d in ds for K in Ks for n in ns]
-    if not taus:
-        raise InvalidArgument("the ufm problem needs tau")
-    taus = [float(t) for t in taus]
-    if any(not np.isfinite(t) or t <= 0 for t in taus):
-        raise InvalidArgument(f"tau values must be finite and > 0, got {taus}")
+    options = registry.family(problem).options
+    registry.check_options(problem, [name for name, v in (("n", ns), ("tau", taus)) if v])
+    ds, Ks = _runner.positive_ints("d", list(ds)), _runner.positive_ints("K", list(Ks))
+    ns = _runner.positive_ints("n", list(ns or [1]), minimum=1) if "n" in options else [None]
+    taus = _runner.positive_floats("tau", list(taus)) if "tau" in options else [None]
     return [Instance(problem, d, K, n, t) for d in ds for K in Ks for n in ns for t in taus]
 
 
@@ -141,8 +131,6 @@ def _row(inst: Instance, sol, config: str, provenance: dict) -> dict:
     rattlers = getattr(sol, "rattlers", None)
     if rattlers is not None:
         row["rattlers"] = " ".join(map(str, np.asarray(rattlers).tolist()))
-    if inst.problem == "hardmax":
-        row["gnc2"] = sol.rho_one_vs_rest
     return row | {"config": config, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")} | provenance
 
 
@@ -207,7 +195,8 @@ def sweep(
     Args:
       problem: 'tammes', 'softmax-code', 'hardmax' (``ns``) or 'ufm' (``ns``, ``taus``,
         ``weight_decay``).
-      ds, Ks: sequences of integers >= 2.
+      ds: dimensions, integers >= 2.
+      Ks: numbers of points, integers >= 2.
       out: the store's path (CSV); configurations go to ``<stem>_configs/`` beside it.
       seed: an int; with the settings it fixes every answer. Resuming with other settings (seed,
         weight decay or solver settings) than the rows of this problem already in the store is
@@ -215,8 +204,9 @@ def sweep(
       batch_size: instances per solver call (and per append); None: :func:`default_batch_size`.
       workers: batches solved at once (threads); 1 solves them one after the other. The answers do
         not depend on it.
-      process_index, process_count: this process's share of the grid (every process_count-th
-        instance) and its shard of the store (see the module docstring).
+      process_index: this process's index: it solves every process_count-th instance and writes its
+        own shard of the store (see the module docstring).
+      process_count: the number of processes sharing the grid.
       progress: a file for the progress lines (None: silent).
       **overrides: solver settings (:class:`SolverSettings`, or :class:`UFMSettings` for ufm).
     """
@@ -251,7 +241,7 @@ def sweep(
         "store_format": store.STORE_FORMAT,
     }
     # Sorted by bucket so that a batch is one or two compiled calls; every host takes a stride.
-    instances.sort(key=lambda i: (batch.bucket_size(i.d), batch.bucket_size(i.K, minimum=8), i))
+    instances.sort(key=lambda i: (_runner.bucket_size(i.d), _runner.bucket_size(i.K, minimum=8), i))
     mine = instances[process_index::process_count]
     path = shard_path(out, process_index, process_count)
     t0 = time.perf_counter()

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
-import time
 from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax import batch, geometry, metrics
+from gnc_jax import _runner, geometry, metrics
 from gnc_jax._process import float64
 from gnc_jax.driver import (
     MAX_STEPS,
@@ -44,6 +42,7 @@ from gnc_jax.driver import (
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
 from gnc_jax.sphere import normalize_columns, tangent_project
+from gnc_jax.status import SolutionCore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +76,7 @@ class UFMSettings(ValidatedSettings):
 
 
 @dataclasses.dataclass(frozen=True)
-class UFMSolution:
+class UFMSolution(SolutionCore):
     """Best of the restarts for one instance, with float64 metrics.
 
     Attributes:
@@ -86,9 +85,10 @@ class UFMSolution:
       loss: mean CE of eq. (2) (plus the weight-decay term for eq. B.1), float64; may be 0 to
         float64 precision at small tau, where ``log_loss`` still resolves it.
       log_loss: tau log sum CE, eq. (C.2) (spherical only; NaN with weight decay).
-      grad_norm: norm of the (Riemannian, for the sphere) gradient of the solved loss.
-      status: 'stationary' (grad_norm <= grad_tol: the residual is grad_norm), 'max_steps' or
-        'nonfinite' (:class:`gnc_jax.status.Status`).
+      residual (also ``grad_norm``): norm of the (Riemannian, for the sphere) gradient of the solved
+        loss.
+      status: 'stationary' (residual <= grad_tol), 'max_steps' or 'nonfinite'
+        (:class:`gnc_jax.status.Status`).
       gnc1, gnc2, gnc3, ncc_accuracy: :mod:`gnc_jax.metrics` (GNC2 on the normalised W).
       gnc2_lower: certified lower bound on GNC2 (equal to it within 1e-12 unless d and K are large,
         where :func:`gnc_jax.geometry.separation` brackets it, ranking by the class means).
@@ -105,8 +105,6 @@ class UFMSolution:
     H: np.ndarray
     loss: float
     log_loss: float
-    grad_norm: float
-    status: str
     gnc1: float
     gnc2: float
     gnc2_lower: float
@@ -114,14 +112,15 @@ class UFMSolution:
     ncc_accuracy: float
     max_cos: float
     min_angle_deg: float
-    restarts: int
-    wall_s: float
+
+    @property
+    def grad_norm(self) -> float:
+        return self.residual
 
     def summary(self) -> dict:
-        """JSON-ready dict of the scalar fields, with ``residual`` (the gradient norm, which decided the
-        status) as every solution reports it."""
+        """JSON-ready dict of the scalar fields (``residual`` is the gradient norm, also as ``grad_norm``)."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("W", "H")}
-        return fields | {"residual": self.grad_norm}
+        return fields | self.core_summary() | {"grad_norm": self.residual}
 
 
 def _instance_loss(n: int, weight_decay: bool):
@@ -134,7 +133,7 @@ def _instance_loss(n: int, weight_decay: bool):
 def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight_decay: bool, n_dev: int):
     problem = hardmax_problem(n)  # its (W, H) layout and random init on OB(d, K) x OB(d, n K)
     loss = _instance_loss(n, weight_decay)
-    constrain = batch.restart_constraint(n_dev)
+    constrain = _runner.restart_constraint(n_dev)
     s = settings
     dtype = jnp.dtype(s.dtype)
 
@@ -185,29 +184,6 @@ def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight
     return jax.jit(run)
 
 
-def _positive_floats(name: str, values, allow_zero: bool = False) -> list[float]:
-    vals = (
-        [values] if isinstance(values, (int, float, np.number)) and not isinstance(values, bool) else values
-    )
-    try:
-        vals = [float(v) for v in vals]
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{name} must be a number or a sequence of numbers, got {values!r}") from None
-    if not vals:
-        raise InvalidArgument(f"{name} is empty")
-    for v in vals:
-        if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-            raise InvalidArgument(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {v}")
-    return vals
-
-
-def _instance_key(key, d, K, n, tau, lam):
-    bits = np.array([tau, lam], dtype=np.float64).view(np.uint32)
-    for v in (d, K, n, *bits.tolist()):
-        key = jax.random.fold_in(key, int(v))
-    return key
-
-
 @float64
 def solve_ufm(
     d: int | Sequence[int],
@@ -224,20 +200,23 @@ def solve_ufm(
     """Solve the UFM for every instance of the grid d x K x n x tau (one compiled call per bucket).
 
     Args:
-      d, K, n: integers or sequences (d, K >= 2, n >= 1).
+      d: integer(s) >= 2.
+      K: integer(s) >= 2.
+      n: features per class, integer(s) >= 1.
       tau: temperature(s) > 0.
       weight_decay: lambda >= 0 of eq. (B.1); 0 solves the spherical UFM of eq. (2).
-      key / seed: exactly one; a seed fully determines the result.
+      key: a ``jax.random`` key, or
+      seed: an int (exactly one of the two); a seed fully determines the result.
       settings: :class:`UFMSettings`; keyword ``overrides`` replace fields.
 
     Returns:
       A :class:`UFMSolution` when every argument is a scalar, else a list in grid order
       (d, K, n, tau; the last varies fastest).
     """
-    ds = batch._positive_ints("d", d)
-    Ks = batch._positive_ints("K", K)
-    ns = batch._positive_ints("n", n, minimum=1)
-    taus = _positive_floats("tau", tau)
+    ds = _runner.positive_ints("d", d)
+    Ks = _runner.positive_ints("K", K)
+    ns = _runner.positive_ints("n", n, minimum=1)
+    taus = _runner.positive_floats("tau", tau)
     grid = [(dd, kk, nn, tt) for dd in ds for kk in Ks for nn in ns for tt in taus]
     out = solve_ufm_instances(
         grid, weight_decay=weight_decay, key=key, seed=seed, settings=settings, **overrides
@@ -266,41 +245,35 @@ def solve_ufm_instances(
         if not (isinstance(inst, (tuple, list)) and len(inst) == 4):
             raise InvalidArgument(f"instances must hold (d, K, n, tau) tuples, got {inst!r}")
         dd, kk, nn, tt = inst
-        (dd,), (kk,) = batch._positive_ints("d", dd), batch._positive_ints("K", kk)
-        (nn,), (tt,) = batch._positive_ints("n", nn, minimum=1), _positive_floats("tau", tt)
+        (dd,), (kk,) = _runner.positive_ints("d", dd), _runner.positive_ints("K", kk)
+        (nn,), (tt,) = _runner.positive_ints("n", nn, minimum=1), _runner.positive_floats("tau", tt)
         grid.append((dd, kk, nn, tt))
-    (lam,) = _positive_floats("weight_decay", weight_decay, allow_zero=True)
-    key = batch.resolve_key(key, seed)
+    (lam,) = _runner.positive_floats("weight_decay", weight_decay, allow_zero=True)
+    key = _runner.resolve_key(key, seed)
     settings = (settings or UFMSettings()).replace(**overrides)
-    n_dev = jax.local_device_count()
-    if settings.restarts % n_dev:
-        settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
-    buckets: dict[tuple[int, int, int], list[int]] = {}
-    for i, (dd, kk, nn, _) in enumerate(grid):
-        buckets.setdefault((batch.bucket_size(dd), batch.bucket_size(kk, minimum=8), nn), []).append(i)
-    out: list[UFMSolution | None] = [None] * len(grid)
-    for (d_max, K_max, nn), members in sorted(buckets.items()):
-        idx = members + [members[0]] * (batch._pad_pairs(len(members)) - len(members))
-        cols = list(zip(*[grid[i] for i in idx]))
-        keys = jnp.stack(
-            [_instance_key(key, dd, kk, nn, tt, lam) for dd, kk, _, tt in (grid[i] for i in idx)]
-        )
+    n_dev = _runner.device_count()
+    settings = settings.replace(restarts=_runner.round_to_devices(settings.restarts, n_dev))
+
+    def bucket_of(i):
+        dd, kk, nn, _ = grid[i]
+        return _runner.bucket_size(dd), _runner.bucket_size(kk, minimum=8), nn
+
+    def solve(bucket, members, padded):
+        d_max, K_max, nn = bucket
+        ds, Ks, _, taus = zip(*[grid[i] for i in padded])
+        keys = jnp.stack([_runner.instance_key(key, *grid[i], lam) for i in padded])
         fn = _bucket_solver(settings, d_max, K_max, nn, lam > 0, n_dev)
-        t0 = time.perf_counter()
-        params, grad_norm, status = jax.device_get(
-            fn(
-                keys,
-                jnp.asarray(cols[0]),
-                jnp.asarray(cols[1]),
-                jnp.asarray(cols[3], jnp.float64),
-                jnp.full(len(idx), lam, jnp.float64),
-            )
-        )
-        wall = (time.perf_counter() - t0) / len(members)
-        for slot, i in enumerate(members):
-            dd, kk, _, tt = grid[i]
-            out[i] = _solution(settings, dd, kk, nn, tt, lam, params, slot, grad_norm, status, wall)
-    return out
+        taus, lams = jnp.asarray(taus, jnp.float64), jnp.full(len(padded), lam, jnp.float64)
+        return jax.device_get(fn(keys, jnp.asarray(ds), jnp.asarray(Ks), taus, lams))
+
+    def finish(bucket, members, raw, wall):
+        params, grad_norm, status = raw
+        return [
+            _solution(settings, *grid[i], lam, params, slot, grad_norm, status, wall)
+            for slot, i in enumerate(members)
+        ]
+
+    return _runner.run_buckets(len(grid), bucket_of, solve, finish)
 
 
 def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall) -> UFMSolution:
@@ -329,7 +302,7 @@ def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall
         H=H,
         loss=loss,
         log_loss=log_loss,
-        grad_norm=float(grad_norm[slot]),
+        residual=float(grad_norm[slot]),
         status=STATUS_NAMES[int(status[slot])],
         gnc1=metrics.gnc1(H, labels),
         gnc2=float(sep.rho_one_vs_rest),

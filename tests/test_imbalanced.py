@@ -236,7 +236,7 @@ def test_cli_prints_solver_beside_closed_form_and_saves(tmp_path, capsys):
         (["--counts", "4,3,2,0"], "--counts values must be >= 1"),
         (["--counts", "4,3,2,x"], "--counts must be comma-separated integers"),
         (["--counts", "4,3,2,1", "--lambda-h", "0"], "--lambda-h values must be finite and > 0"),
-        (["--counts", "4,3,2,1", "--tau", "0.1"], "do not apply to ufm-imbalanced"),
+        (["--counts", "4,3,2,1", "--tau", "0.1"], "--tau does not apply to ufm-imbalanced"),
         (["--lambda-h", "0.1"], "needs --counts"),
     ],
 )

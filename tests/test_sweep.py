@@ -185,7 +185,7 @@ def test_grid_validation():
         (("packing", [2], [3]), "problem"),
         (("tammes", [1], [3]), "d"),
         (("tammes", [2], []), "K"),
-        (("tammes", [2], [3], [1]), "do not apply"),
+        (("tammes", [2], [3], [1]), "n does not apply to tammes"),
         (("ufm", [2], [3], [1]), "needs tau"),
         (("ufm", [2], [3], [1], [0.0]), "tau"),
     ]:
@@ -236,7 +236,8 @@ def test_plot_writes_pictures(tmp_path):
     names = sorted(os.path.basename(p) for p in res.stdout.split())
     assert names == sorted(
         ["rho_vs_K.png", "angle_vs_K.png", "softmax_vs_tammes.png"]
-        + [f"{p}_d{d}.png" for p in ("softmax-code", "tammes") for d in (2, 3)]
+        + [f"{p}_d2.png" for p in ("softmax-code", "tammes")]
+        + [f"{p}_d3_K{K}.png" for p in ("softmax-code", "tammes") for K in (4, 5, 6)]
     )
     assert all((tmp_path / "pics" / n).stat().st_size > 5000 for n in names)
 
@@ -245,7 +246,7 @@ def test_plot_writes_pictures(tmp_path):
     "args,match",
     [
         (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "/proc/nope/s.csv"], "does not exist"),
-        (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "STORE", "--tau", "0.1"], "do not apply"),
+        (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "STORE", "--tau", "0.1"], "--tau does not"),
         (["sweep", "ufm", "--d", "3", "--K", "5", "--out", "STORE"], "needs --tau"),
         (["sweep", "tammes", "--d", "3", "--K", "9:4", "--out", "STORE"], "empty range"),
         (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "STORE", "--process-index", "1"], "both"),

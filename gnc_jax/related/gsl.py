@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax import batch
+from gnc_jax import _runner
 from gnc_jax._process import float64
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
@@ -113,8 +113,8 @@ def near_independent(key, nx: int, ny: int, epsilon: float, decay: float = 0.5) 
     and the singular values of B - sqrt(P_X) sqrt(P_Y)^T are proportional to s_i = decay^i: every
     leading singular subspace is well separated from the rest.
     """
-    (nx,) = batch._positive_ints("nx", nx)
-    (ny,) = batch._positive_ints("ny", ny)
+    (nx,) = _runner.positive_ints("nx", nx)
+    (ny,) = _runner.positive_ints("ny", ny)
     if not (isinstance(epsilon, (int, float)) and 0 < epsilon <= 1):
         raise InvalidArgument(f"epsilon must be in (0, 1], got {epsilon!r}")
     if not (isinstance(decay, (int, float)) and 0 < decay <= 1):
@@ -221,20 +221,22 @@ def train_softmax(
       P: |X| x |Y| joint distribution (positive marginals).
       k: feature dimension, 1 <= k <= min(|X|, |Y|) - 1.
       model: 'forward', 'reverse' or 'joint'.
-      key / seed: exactly one; the features start at init_scale sqrt(sigma) N(0, 1) / sqrt(P_X(x))
+      key: a ``jax.random`` key, or
+      seed: an int (exactly one of the two); the features start at init_scale sqrt(sigma) N(0, 1) / sqrt(P_X(x))
         (and / sqrt(P_Y(y)) for g), sigma the largest singular value of B - sqrt(P_X) sqrt(P_Y)^T:
         only the scale of the SVD solution, not its directions. Biases start at 0.
-      max_steps, grad_tol: L-BFGS stops at whichever comes first; the gradient is that of
+      max_steps: L-BFGS steps at most.
+      grad_tol: L-BFGS stops earlier once the gradient norm is below it; the gradient is that of
         D(P || Q) / D(P || P_X P_Y), so grad_tol does not depend on how close P is to independence.
     """
     P = validate_joint(P)
     k = _check_k(k, P)
     if model not in MODELS:
         raise InvalidArgument(f"model must be one of {MODELS}, got {model!r}")
-    key = batch.resolve_key(key, seed)
+    key = _runner.resolve_key(key, seed)
     if not (isinstance(init_scale, (int, float)) and init_scale > 0):
         raise InvalidArgument(f"init_scale must be > 0, got {init_scale!r}")
-    (max_steps,) = batch._positive_ints("max_steps", max_steps, minimum=1)
+    (max_steps,) = _runner.positive_ints("max_steps", max_steps, minimum=1)
     B = b_matrix(P)
     sigma = np.linalg.svd(B - np.outer(np.sqrt(P.sum(axis=1)), np.sqrt(P.sum(axis=0))), compute_uv=False)[0]
     params, steps, gnorm = _trainer(model, P.shape, k)(

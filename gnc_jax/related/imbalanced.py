@@ -53,7 +53,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import time
 from collections.abc import Sequence
 
 import jax
@@ -61,13 +60,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from gnc_jax import batch, metrics
+from gnc_jax import _runner, metrics
 from gnc_jax._process import float64
 from gnc_jax.driver import ValidatedSettings, axis_map, euclidean_adam, geometric, run_schedule
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
-from gnc_jax.status import Status
-from gnc_jax.ufm import _positive_floats
+from gnc_jax.status import SolutionCore, Status
 
 OPTIMAL, STATIONARY, MAX_STEPS, NONFINITE = (
     Status.OPTIMAL,
@@ -92,7 +90,7 @@ def _counts(counts, name: str = "counts") -> np.ndarray:
 def _one_positive(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
         raise InvalidArgument(f"{name} must be a number > 0, got {value!r}")
-    (v,) = _positive_floats(name, value)
+    (v,) = _runner.positive_floats(name, value)
     return v
 
 
@@ -175,13 +173,14 @@ def predict_imbalanced(
 
     Args:
       counts: K >= 2 positive integers.
-      lambda_w, lambda_h: weight decays > 0.
+      lambda_w: weight decay of W, > 0.
+      lambda_h: weight decay of H, > 0.
       d: feature dimension >= 2, or None for any d large enough.
     """
     n = _counts(counts).astype(np.float64)
     lw, lh = _one_positive("lambda_w", lambda_w), _one_positive("lambda_h", lambda_h)
     if d is not None:
-        (d,) = batch._positive_ints("d", d)
+        (d,) = _runner.positive_ints("d", d)
     K, N = len(n), float(n.sum())
     c = np.sqrt(lw * lh * n * (K - 1) / K)
     s = N * np.sqrt(lw * lh * (K - 1) / K) / np.sqrt(n)
@@ -355,15 +354,15 @@ class ImbalancedSettings(ValidatedSettings):
 
 
 @dataclasses.dataclass(frozen=True)
-class ImbalancedSolution:
+class ImbalancedSolution(SolutionCore):
     """Best restart for one instance of problem (4), with its certificate and geometry.
 
     Attributes:
       counts, d, lambda_w, lambda_h: the instance; W (d, K), H (d, N) class-major.
       loss: objective of problem (4) in float64.
       lower_bound: the closed-form value (:attr:`prediction`); optimality_gap = loss - lower_bound.
-      kkt_residual: norm of the projected gradient (the gradient of W; of H where H > 0 or where it
-        points into H > 0).
+      residual (also ``kkt_residual``): norm of the projected gradient (the gradient of W; of H
+        where H > 0 or where it points into H > 0).
       status: 'optimal' (KKT residual <= grad_tol and gap <= gap_tol: a certified global optimum),
         'stationary' (KKT residual <= grad_tol, loss above the bound: spurious if d >=
         ``prediction.min_dimension``, else possibly optimal for this d), 'max_steps' (KKT residual
@@ -383,13 +382,14 @@ class ImbalancedSolution:
     loss: float
     lower_bound: float
     optimality_gap: float
-    kkt_residual: float
-    status: str
     restart_losses: np.ndarray
     restarts_at_optimum: int
     prediction: ImbalancedPrediction
     report: dict
-    wall_s: float
+
+    @property
+    def kkt_residual(self) -> float:
+        return self.residual
 
     @property
     def K(self) -> int:
@@ -407,11 +407,8 @@ class ImbalancedSolution:
             "lower_bound": self.lower_bound,
             "optimality_gap": self.optimality_gap,
             "kkt_residual": self.kkt_residual,
-            "status": self.status,
             "restarts_at_optimum": self.restarts_at_optimum,
-            "restarts": len(self.restart_losses),
-            "wall_s": self.wall_s,
-        }
+        } | self.core_summary()
         for k, v in self.report.items():
             out[k] = v.tolist() if isinstance(v, np.ndarray) else v
         p = self.prediction
@@ -456,7 +453,7 @@ def _clip_features(params):
 def _batch_solver(settings: ImbalancedSettings, d: int, K: int, N_max: int, n_dev: int):
     s = settings
     dtype = jnp.dtype(s.dtype)
-    constrain = batch.restart_constraint(n_dev)
+    constrain = _runner.restart_constraint(n_dev)
     scales = jnp.concatenate([geometric(s.lambda_start, 1.0, s.steps), jnp.ones(s.hold_steps)]).astype(dtype)
     rates = s.learning_rate * jnp.concatenate(
         [jnp.ones(s.steps), geometric(1.0, s.final_rate, s.hold_steps)]
@@ -541,13 +538,6 @@ def _profiles(counts) -> tuple[list[np.ndarray], bool]:
     return profiles, False
 
 
-def _instance_key(key, counts, lambda_w, lambda_h):
-    bits = np.array([lambda_w, lambda_h], dtype=np.float64).view(np.uint32)
-    for v in (*counts.tolist(), *bits.tolist()):
-        key = jax.random.fold_in(key, int(v))
-    return key
-
-
 @float64
 def solve_ufm_imbalanced(
     counts,
@@ -568,8 +558,10 @@ def solve_ufm_imbalanced(
       d: feature dimension >= 2. The closed form is attained only for d >= the number of
         non-collapsed classes; for smaller d the solver still runs and ``optimality_gap`` > 0 is the
         distance to the (then unattainable) bound.
-      lambda_w, lambda_h: weight decays > 0 (numbers or sequences; the grid is their product).
-      key / seed: exactly one; a seed fully determines the result.
+      lambda_w: weight decay(s) of W, > 0 (a number or a sequence; the grid is the product).
+      lambda_h: weight decay(s) of H, the same.
+      key: a ``jax.random`` key, or
+      seed: an int (exactly one of the two); a seed fully determines the result.
       settings: :class:`ImbalancedSettings`; keyword ``overrides`` replace fields.
 
     Returns:
@@ -577,42 +569,38 @@ def solve_ufm_imbalanced(
       (profile, lambda_w, lambda_h; the last varies fastest).
     """
     profiles, single = _profiles(counts)
-    (d,) = batch._positive_ints("d", d)
-    lws = _positive_floats("lambda_w", lambda_w)
-    lhs = _positive_floats("lambda_h", lambda_h)
-    key = batch.resolve_key(key, seed)
+    (d,) = _runner.positive_ints("d", d)
+    lws = _runner.positive_floats("lambda_w", lambda_w)
+    lhs = _runner.positive_floats("lambda_h", lambda_h)
+    key = _runner.resolve_key(key, seed)
     settings = (settings or ImbalancedSettings()).replace(**overrides)
-    n_dev = jax.device_count()
-    if settings.restarts % n_dev:
-        settings = settings.replace(restarts=settings.restarts + n_dev - settings.restarts % n_dev)
+    n_dev = _runner.device_count()
+    settings = settings.replace(restarts=_runner.round_to_devices(settings.restarts, n_dev))
     K = len(profiles[0])
     grid = [(c, lw, lh) for c in profiles for lw in lws for lh in lhs]
     N_max = max(int(c.sum()) for c in profiles)
-    N_max = N_max if len(profiles) == 1 else batch.bucket_size(N_max)
-    idx = list(range(len(grid))) + [0] * (batch._pad_pairs(len(grid)) - len(grid))
-    labels = np.zeros((len(idx), N_max), np.int32)
-    weights = np.zeros((len(idx), N_max))
-    for row, i in enumerate(idx):
-        c = grid[i][0]
-        labels[row, : c.sum()] = np.repeat(np.arange(K), c)
-        weights[row, : c.sum()] = 1.0 / c.sum()
-    keys = jnp.stack([_instance_key(key, *grid[i]) for i in idx])
-    fn = _batch_solver(settings, d, K, N_max, n_dev)
-    t0 = time.perf_counter()
-    params, losses = jax.device_get(
-        fn(
-            keys,
-            jnp.asarray(labels),
-            jnp.asarray(weights),
-            jnp.asarray([grid[i][1] for i in idx]),
-            jnp.asarray([grid[i][2] for i in idx]),
-        )
-    )
-    wall = (time.perf_counter() - t0) / len(grid)
-    out = [
-        _solution(settings, d, c, lw, lh, params["W"][i], params["H"][i, :, : c.sum()], losses[i], wall)
-        for i, (c, lw, lh) in enumerate(grid)
-    ]
+    N_max = N_max if len(profiles) == 1 else _runner.bucket_size(N_max)
+
+    def solve(bucket, members, padded):  # one bucket: the whole grid
+        labels = np.zeros((len(padded), N_max), np.int32)
+        weights = np.zeros((len(padded), N_max))
+        for row, i in enumerate(padded):
+            c = grid[i][0]
+            labels[row, : c.sum()] = np.repeat(np.arange(K), c)
+            weights[row, : c.sum()] = 1.0 / c.sum()
+        keys = jnp.stack([_runner.instance_key(key, *grid[i][0], *grid[i][1:]) for i in padded])
+        lambda_ws, lambda_hs = (jnp.asarray([grid[i][j] for i in padded]) for j in (1, 2))
+        fn = _batch_solver(settings, d, K, N_max, n_dev)
+        return jax.device_get(fn(keys, jnp.asarray(labels), jnp.asarray(weights), lambda_ws, lambda_hs))
+
+    def finish(bucket, members, raw, wall):
+        params, losses = raw
+        return [
+            _solution(settings, d, c, lw, lh, params["W"][i], params["H"][i, :, : c.sum()], losses[i], wall)
+            for i, (c, lw, lh) in enumerate(grid)
+        ]
+
+    out = _runner.run_buckets(len(grid), lambda i: 0, solve, finish)
     return out[0] if single and np.ndim(lambda_w) == 0 and np.ndim(lambda_h) == 0 else out
 
 
@@ -648,7 +636,8 @@ def _solution(settings, d, counts, lambda_w, lambda_h, W, H, restart_losses, wal
         loss=loss,
         lower_bound=pred.lower_bound,
         optimality_gap=gap,
-        kkt_residual=kkt,
+        residual=kkt,
+        restarts=len(restart_losses),
         status=status,
         restart_losses=np.asarray(restart_losses),
         restarts_at_optimum=int(np.sum(np.asarray(restart_losses) - pred.lower_bound <= settings.gap_tol)),

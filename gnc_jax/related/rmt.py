@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtr
 
-from gnc_jax import batch
+from gnc_jax import _runner
 from gnc_jax._process import float64
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
@@ -341,7 +341,7 @@ def _multiclass_inputs(means, covs, proportions, n, lam):
     gamma = np.asarray(proportions, np.float64)
     if gamma.shape != (k,) or np.any(gamma <= 0) or abs(gamma.sum() - 1) > 1e-9:
         raise InvalidArgument(f"proportions must be {k} positive numbers summing to 1, got {proportions!r}")
-    (n,) = batch._positive_ints("n", n, minimum=2)
+    (n,) = _runner.positive_ints("n", n, minimum=2)
     lams = np.broadcast_to(np.asarray(lam, np.float64), (k,)).copy()
     if not np.all(np.isfinite(lams)) or np.any(lams <= 0):
         raise InvalidArgument(f"lam must be > 0 (a number or one per class), got {lam!r}")
@@ -366,13 +366,19 @@ def predict_multiclass(
     l2-regularised softmax classifier (argmax of the logits W^T x).
 
     Args:
-      means (k, p), covs (k, p, p) (positive semi-definite), proportions (k,), n, lam (> 0, one or
-      per class); key / seed: the Monte Carlo draws (exactly one); samples: draws per class.
+      means: (k, p) class means.
+      covs: (k, p, p) class covariances (positive semi-definite).
+      proportions: (k,) class proportions.
+      n: training samples.
+      lam: l2 weight(s) > 0, one or one per class.
+      key: a ``jax.random`` key for the Monte Carlo draws, or
+      seed: an int (exactly one of the two).
+      samples: draws per class.
     """
     means, covs, gamma, n, lams = _multiclass_inputs(means, covs, proportions, n, lam)
     k, p = means.shape
-    key = batch.resolve_key(key, seed)
-    (samples,) = batch._positive_ints("samples", samples, minimum=100)
+    key = _runner.resolve_key(key, seed)
+    (samples,) = _runner.positive_ints("samples", samples, minimum=100)
     G = np.asarray(jax.random.normal(key, (k, samples, k)))
     Delta = np.zeros((k, k, k))
     m = np.zeros((k, k))
@@ -470,13 +476,13 @@ def figure2_rows(
     ``seeds`` > 0 the mean and standard error of as many trained classifiers (seed s: training set
     from key s, test set of 5000 from fold_in(key s, 1)) and how many fits were ``stationary``.
     Yields the rows as they are computed."""
-    ps = batch._positive_ints("p", ps)
-    (n,) = batch._positive_ints("n", n)
+    ps = _runner.positive_ints("p", ps)
+    (n,) = _runner.positive_ints("n", n)
     if not (isinstance(proportion, (int, float)) and 0 < proportion < 1):
         raise InvalidArgument(f"proportion must be in (0, 1), got {proportion!r}")
     if not (isinstance(mean_norm, (int, float)) and math.isfinite(mean_norm) and mean_norm > 0):
         raise InvalidArgument(f"mean_norm must be a finite number > 0, got {mean_norm!r}")
-    (seeds,) = batch._positive_ints("seeds", seeds, minimum=0)
+    (seeds,) = _runner.positive_ints("seeds", seeds, minimum=0)
     gamma = np.array([proportion, 1 - proportion])
     for p in ps:
         mu = np.zeros((2, p))

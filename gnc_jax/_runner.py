@@ -1,0 +1,154 @@
+"""The one batched runner every solver family uses: validation of the grid's values, keys, size
+buckets, padding, devices, timing and scatter back.
+
+A family (the max-min problems in :mod:`gnc_jax.batch`, the UFM in :mod:`gnc_jax.ufm`, the imbalanced
+UFM in :mod:`gnc_jax.related.imbalanced`) supplies the bucket of each instance, how to solve a bucket
+(one compiled call over its padded members, plus whatever runs on the host) and how to finish each
+member's solution; :func:`run_buckets` does the rest. Instance keys are derived from the instance
+alone (:func:`instance_key`), so a result does not depend on what else is in the batch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Hashable, Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from gnc_jax.errors import InvalidArgument
+
+# Bucket sizes: 2, 3, 4, 6, 8, 12, ... (at most 50% padding per axis), 25% steps from 1024 on.
+_SIZES = sorted(
+    {2, 3}
+    | {2**i for i in range(2, 21)}
+    | {3 * 2**i for i in range(1, 20)}
+    | {f * 2**i for f in (5, 7) for i in range(8, 19)}  # from 1024 on: steps of 25% at most
+)
+
+
+def bucket_size(n: int, minimum: int = 2) -> int:
+    """Smallest size in 2, 3, 4, 6, 8, 12, 16, 24, ... that is >= max(n, minimum)."""
+    for s in _SIZES:
+        if s >= max(n, minimum):
+            return s
+    raise InvalidArgument(f"size {n} is too large")
+
+
+def padded_count(n: int) -> int:
+    """The members of a bucket rounded up to a power of two (one compilation serves 2^j of them)."""
+    return 1 << max(0, math.ceil(math.log2(n)))
+
+
+def positive_ints(name: str, values, minimum: int = 2) -> list[int]:
+    """An integer or a sequence of integers, each >= ``minimum``, as a list (errors name ``name``)."""
+    vals = [values] if isinstance(values, (int, np.integer)) else values
+    try:
+        vals = list(vals)
+    except TypeError:
+        raise InvalidArgument(
+            f"{name} must be an integer or a sequence of integers, got {values!r}"
+        ) from None
+    if not vals:
+        raise InvalidArgument(f"{name} is empty")
+    out = []
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise InvalidArgument(f"{name} must hold integers, got {v!r}")
+        if v < minimum:
+            raise InvalidArgument(f"{name} must be >= {minimum}, got {v}")
+        out.append(int(v))
+    return out
+
+
+def positive_floats(name: str, values, allow_zero: bool = False) -> list[float]:
+    """A number or a sequence of numbers, each finite and > 0 (>= 0 with ``allow_zero``), as a list."""
+    vals = (
+        [values] if isinstance(values, (int, float, np.number)) and not isinstance(values, bool) else values
+    )
+    try:
+        vals = [float(v) for v in vals]
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{name} must be a number or a sequence of numbers, got {values!r}") from None
+    if not vals:
+        raise InvalidArgument(f"{name} is empty")
+    for v in vals:
+        if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+            raise InvalidArgument(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {v}")
+    return vals
+
+
+def resolve_key(key, seed) -> jax.Array:
+    """The PRNG key from exactly one of ``key`` (a jax.random key) and ``seed`` (an int >= 0)."""
+    if (key is None) == (seed is None):
+        raise InvalidArgument("give exactly one of key (a jax.random key) or seed (an int)")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InvalidArgument(f"seed must be an integer >= 0, got {seed!r}")
+        key = jax.random.key(int(seed))
+    return key
+
+
+def instance_key(key: jax.Array, *values) -> jax.Array:
+    """The key of one instance: ``key`` with every value folded in (an integer as it is, a float as
+    the two 32-bit words of its float64), so it depends on the instance alone."""
+    for v in values:
+        if isinstance(v, (int, np.integer)):
+            key = jax.random.fold_in(key, int(v))
+        else:
+            for word in np.array([v], np.float64).view(np.uint32).tolist():
+                key = jax.random.fold_in(key, word)
+    return key
+
+
+def device_count() -> int:
+    """Devices of this process (under ``jax.distributed`` every host solves its own instances)."""
+    return jax.local_device_count()
+
+
+def round_to_devices(restarts: int, n_dev: int) -> int:
+    """``restarts`` rounded up to a multiple of the device count (the restart axis is sharded)."""
+    return -(-restarts // n_dev) * n_dev
+
+
+def device_mesh() -> Mesh:
+    """A 1-D mesh over this process's devices, axis name 'restarts'."""
+    return Mesh(np.array(jax.local_devices()), ("restarts",))
+
+
+def restart_constraint(n_dev: int):
+    """A function placing a population (leading axis = restarts) on the device mesh (identity on one
+    device)."""
+    if n_dev == 1:
+        return lambda tree: tree
+    sharding = NamedSharding(device_mesh(), P("restarts"))
+    return lambda tree: jax.lax.with_sharding_constraint(tree, sharding)
+
+
+def run_buckets(
+    n_items: int,
+    bucket_of: Callable[[int], Hashable],
+    solve: Callable[[Hashable, list[int], list[int]], object],
+    finish: Callable[[Hashable, list[int], object, float], Sequence],
+) -> list:
+    """Solve ``n_items`` instances bucket by bucket and scatter the results back into input order.
+
+    ``bucket_of(i)`` is instance i's bucket (sortable); ``solve(bucket, members, padded)`` solves a
+    bucket, where ``padded`` is ``members`` padded to :func:`padded_count` with copies of the first
+    (the compiled call's batch); ``finish(bucket, members, raw, wall_s)`` turns its output into one
+    result per member, given the bucket's wall time per member (compilation included)."""
+    buckets: dict[Hashable, list[int]] = {}
+    for i in range(n_items):
+        buckets.setdefault(bucket_of(i), []).append(i)
+    out: list = [None] * n_items
+    for bucket, members in sorted(buckets.items()):
+        padded = members + [members[0]] * (padded_count(len(members)) - len(members))
+        t0 = time.perf_counter()
+        raw = solve(bucket, members, padded)
+        wall = (time.perf_counter() - t0) / len(members)
+        for i, result in zip(members, finish(bucket, members, raw, wall), strict=True):
+            out[i] = result
+    return out
