@@ -222,8 +222,9 @@ def train_softmax(
       k: feature dimension, 1 <= k <= min(|X|, |Y|) - 1.
       model: 'forward', 'reverse' or 'joint'.
       key: a ``jax.random`` key, or
-      seed: an int (exactly one of the two); the features start at init_scale sqrt(sigma) N(0, 1) / sqrt(P_X(x))
-        (and / sqrt(P_Y(y)) for g), sigma the largest singular value of B - sqrt(P_X) sqrt(P_Y)^T:
+      seed: an int (exactly one of the two); the features start at
+        init_scale sqrt(sigma) N(0, 1) / sqrt(P_X(x)) (and / sqrt(P_Y(y)) for g), sigma the largest
+        singular value of B - sqrt(P_X) sqrt(P_Y)^T:
         only the scale of the SVD solution, not its directions. Biases start at 0.
       max_steps: L-BFGS steps at most.
       grad_tol: L-BFGS stops earlier once the gradient norm is below it; the gradient is that of
