@@ -324,9 +324,13 @@ def search_tammes(
     def report():
         history.append((rounds, time.perf_counter() - t0, angle_deg(best)))
         if progress is not None:
+            elapsed, cap = history[-1][1], s.rounds_for(d, K)
+            eta = elapsed / max(rounds, 1) * (cap - rounds)  # at most: patience may stop it sooner
+            if time_limit is not None:
+                eta = min(eta, max(time_limit - elapsed, 0.0))
             print(
-                f"search tammes d={d} K={K}: best {angle_deg(best):.9f} deg after round {rounds} "
-                f"({restarts} restarts), {history[-1][1]:.1f} s",
+                f"search tammes d={d} K={K}: best {angle_deg(best):.9f} deg after round {rounds}/{cap} "
+                f"({restarts} restarts), {elapsed:.1f} s, ETA <= {eta:.0f} s",
                 file=progress,
                 flush=True,
             )

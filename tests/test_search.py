@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 
 import jax
 import numpy as np
@@ -75,6 +76,7 @@ def test_time_limit_and_interrupt_return_the_best_so_far():
     assert res.interrupted and res.stopped_by == "interrupt"
     assert res.rounds == 2  # one progress line per round
     assert "search tammes d=3 K=16: best" in stream.getvalue()
+    assert re.search(r"after round 1/1000000 \(0 restarts\), [0-9.]+ s, ETA <= [0-9]+ s", stream.getvalue())
     assert angle_deg(res.min_chord) > 50.0  # a real configuration, not a placeholder
 
 
