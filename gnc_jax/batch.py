@@ -441,6 +441,10 @@ def solve_pairs(
     return _runner.run_buckets(len(pairs), bucket_of, solve, finish)
 
 
+# The certified measures a Solution copies from the bucket's Separation.
+_CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
+
+
 def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, note, restarts, hits, wall):
     """The :class:`Solution` of the pair in ``slot`` of a solved, certified bucket."""
     problem = prob.name
@@ -476,14 +480,9 @@ def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, n
         d=dd,
         K=kk,
         W=Wi,
-        min_angle_deg=float(sep.min_angle_deg[slot]),
-        max_cos=float(sep.max_cos[slot]),
-        rho_one_vs_one=float(sep.rho_one_vs_one[slot]),
-        rho_one_vs_rest=rho,
-        rho_lower=float(sep.rho_lower[slot]),
+        **{name: float(getattr(sep, name)[slot]) for name in _CERTIFIED},
         distances=dist,
         rattlers=ratt,
-        certificate_gap=float(sep.certificate_gap[slot]),
         status=status,
         residual=residual,
         status_note=note,
