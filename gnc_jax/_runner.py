@@ -133,22 +133,36 @@ def run_buckets(
     bucket_of: Callable[[int], Hashable],
     solve: Callable[[Hashable, list[int], list[int]], object],
     finish: Callable[[Hashable, list[int], object, float], Sequence],
+    progress=None,
+    label: str = "solve",
 ) -> list:
     """Solve ``n_items`` instances bucket by bucket and scatter the results back into input order.
 
     ``bucket_of(i)`` is instance i's bucket (sortable); ``solve(bucket, members, padded)`` solves a
     bucket, where ``padded`` is ``members`` padded to :func:`padded_count` with copies of the first
     (the compiled call's batch); ``finish(bucket, members, raw, wall_s)`` turns its output into one
-    result per member, given the bucket's wall time per member (compilation included)."""
+    result per member, given the bucket's wall time per member (compilation included). With a text
+    stream ``progress``, a line after each bucket: buckets and instances done, elapsed time and an
+    ETA (from the instances done so far)."""
     buckets: dict[Hashable, list[int]] = {}
     for i in range(n_items):
         buckets.setdefault(bucket_of(i), []).append(i)
     out: list = [None] * n_items
-    for bucket, members in sorted(buckets.items()):
+    start, done = time.perf_counter(), 0
+    for b, (bucket, members) in enumerate(sorted(buckets.items()), 1):
         padded = members + [members[0]] * (padded_count(len(members)) - len(members))
         t0 = time.perf_counter()
         raw = solve(bucket, members, padded)
         wall = (time.perf_counter() - t0) / len(members)
         for i, result in zip(members, finish(bucket, members, raw, wall), strict=True):
             out[i] = result
+        done += len(members)
+        if progress is not None:
+            elapsed = time.perf_counter() - start
+            print(
+                f"{label}: bucket {b}/{len(buckets)}, {done}/{n_items} instances, {elapsed:.1f} s, "
+                f"ETA {elapsed / done * (n_items - done):.0f} s",
+                file=progress,
+                flush=True,
+            )
     return out

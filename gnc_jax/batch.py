@@ -303,7 +303,8 @@ def solve_pairs(
         and returns the best configuration so far (anytime). Ctrl-C does the same.
       initial: {(d, K): configuration or list of configurations} that join the search's population
         (e.g. the softmax codes of a store, to seed the Tammes search).
-      progress: a text stream for the search's progress lines (e.g. ``sys.stderr``), or None.
+      progress: a text stream (e.g. ``sys.stderr``) for the search's per-round lines and a line after
+        each bucket (pairs done, elapsed, ETA), or None.
 
     Returns:
       One :class:`Solution` per pair, in order.
@@ -438,7 +439,7 @@ def solve_pairs(
             for slot, i in enumerate(members)
         ]
 
-    return _runner.run_buckets(len(pairs), bucket_of, solve, finish)
+    return _runner.run_buckets(len(pairs), bucket_of, solve, finish, progress, f"solve {problem}")
 
 
 # The certified measures a Solution copies from the bucket's Separation.

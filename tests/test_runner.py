@@ -1,5 +1,8 @@
 """The one batched runner: bucket sizes, padding, instance keys, scatter back."""
 
+import io
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -53,6 +56,14 @@ def test_run_buckets_pads_each_bucket_and_scatters_results_back_in_input_order()
     for _, members, padded in calls:
         assert len(padded) == _runner.padded_count(len(members)) and padded[: len(members)] == members
         assert set(padded[len(members) :]) <= {members[0]}
+
+
+def test_run_buckets_reports_each_bucket_with_an_eta():
+    stream = io.StringIO()
+    _runner.run_buckets(3, lambda i: i % 2, lambda b, m, p: m, lambda b, m, raw, w: raw, stream, "solve x")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("solve x: bucket 1/2, 2/3 instances")
+    assert re.fullmatch(r"solve x: bucket 2/2, 3/3 instances, [0-9.]+ s, ETA 0 s", lines[1])
 
 
 def test_run_buckets_refuses_a_finish_that_drops_members():
