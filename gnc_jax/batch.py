@@ -252,7 +252,7 @@ def solve(
       **kwargs: as for :func:`solve_pairs` (``key`` or ``seed``, ``n``, ``settings``, overrides).
 
     Returns:
-      A :class:`Solution` if d and K are both integers, else a list in the order of the cross product
+      A `Solution` if d and K are both integers, else a list in the order of the cross product
       (d outer, K inner).
     """
     ds = _runner.positive_ints("d", d)
@@ -307,7 +307,7 @@ def solve_pairs(
         each bucket (pairs done, elapsed, ETA), or None.
 
     Returns:
-      One :class:`Solution` per pair, in order.
+      One `Solution` per pair, in order.
     """
     prob = get_problem(problem, n)
     pairs = list(pairs)

@@ -292,7 +292,7 @@ def search_tammes(
       progress: a text stream for one line per polish (best angle so far, round, elapsed), or None.
 
     Returns:
-      :class:`SearchResult`. Ctrl-C during the rounds stops the search and returns the best so far.
+      A `SearchResult`. Ctrl-C during the rounds stops the search and returns the best so far.
     """
     s = settings or SearchSettings()
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):

@@ -210,7 +210,7 @@ def solve_ufm(
       settings: :class:`UFMSettings`; keyword ``overrides`` replace fields.
 
     Returns:
-      A :class:`UFMSolution` when every argument is a scalar, else a list in grid order
+      A `UFMSolution` when every argument is a scalar, else a list in grid order
       (d, K, n, tau; the last varies fastest).
     """
     ds = _runner.positive_ints("d", d)

@@ -149,7 +149,7 @@ def train_softmax_layer(
       learning_rate: its step size.
 
     Returns:
-      (W (p, K), losses (steps + 1,): the loss before every step and at the end).
+      (W (p, K), losses (steps + 1,)), the losses before every step and at the end.
     """
     X, y, K, _ = _data(X, labels, K)
     if not (isinstance(lam, (int, float)) and lam > 0 and math.isfinite(lam)):

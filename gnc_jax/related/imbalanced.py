@@ -565,7 +565,7 @@ def solve_ufm_imbalanced(
       settings: :class:`ImbalancedSettings`; keyword ``overrides`` replace fields.
 
     Returns:
-      An :class:`ImbalancedSolution` for one profile and scalar lambdas, else a list in grid order
+      An `ImbalancedSolution` for one profile and scalar lambdas, else a list in grid order
       (profile, lambda_w, lambda_h; the last varies fastest).
     """
     profiles, single = _profiles(counts)
