@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="tammes, softmax-code: search each pair until this time is spent, keep the best so far",
     )
-    solve.add_argument("--quiet", action="store_true", help="no progress lines on stderr (search rounds, buckets)")
+    solve.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     solve.add_argument("--dtype", choices=["float64", "float32"], default=None)
     solve.add_argument(
         "--save",
