@@ -477,8 +477,7 @@ def cmd_solve(args) -> int:
     if args.problem in ("hardmax", "ufm"):
         results = _feature_rows(args, ds, Ks, ns, taus, lam, overrides)
         if args.format == "json":
-            for _, row, _ in results:
-                print(json.dumps(row))
+            _print_json_lines(row for _, row, _ in results)
         else:
             print_rows([row for _, row, _ in results], FEATURE_COLUMNS)
         if args.save:
@@ -497,8 +496,7 @@ def cmd_solve(args) -> int:
     )
     rows = [_row(s) for s in sols]
     if args.format == "json":
-        for row in rows:
-            print(json.dumps(row))
+        _print_json_lines(rows)
     else:
         print_rows([r | {"hits": f"{r['hits']}/{r['restarts']}"} for r in rows], SOLVE_COLUMNS)
     if args.save:

@@ -83,9 +83,11 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8) -> list[Path]:
             if rs:  # up to max_pictures, spread evenly over the K of the store
                 rs = sorted(rs, key=lambda r: r["K"])
                 picks = sorted({round(x) for x in np.linspace(0, len(rs) - 1, min(max_pictures, len(rs)))})
+                rs = [rs[i] for i in picks]
                 if d == 2:
-                    save(_configurations(plt, [rs[i] for i in picks], d), f"{problem}_d{d}.png")
-                for r in [rs[i] for i in picks] if d == 3 else ():  # one readable picture per code
+                    save(_circle_strip(plt, rs), f"{problem}_d2.png")
+                    continue
+                for r in rs:  # d = 3: one readable picture per code
                     W = store.load_config(r["source"], r)["W"]
                     ratt = [int(x) for x in (r["rattlers"] or "").split()]
                     value = (
@@ -98,39 +100,32 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8) -> list[Path]:
     return written
 
 
-def _configurations(plt, rows, d):
+def _circle_strip(plt, rows):
+    """The d = 2 codes of ``rows`` side by side on the unit circle (rattlers in red)."""
     n = len(rows)
     fig = plt.figure(figsize=(2.6 * n, 2.8))
     for i, r in enumerate(rows):
         W = store.load_config(r["source"], r)["W"]
         ratt = {int(x) for x in (r["rattlers"] or "").split()}
         colors = ["tab:red" if k in ratt else "tab:blue" for k in range(W.shape[1])]
-        if d == 2:
-            ax = fig.add_subplot(1, n, i + 1)
-            t = np.linspace(0, 2 * np.pi, 200)
-            ax.plot(np.cos(t), np.sin(t), color="0.8", lw=0.8)
-            ax.scatter(W[0], W[1], c=colors, s=14)
-            ax.set_aspect("equal")
-        else:
-            ax = fig.add_subplot(1, n, i + 1, projection="3d")
-            u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 24), np.linspace(0, np.pi, 12))
-            ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v), color="0.85", lw=0.4)
-            ax.scatter(W[0], W[1], W[2], c=colors, s=10, depthshade=False)
-            ax.set_box_aspect((1, 1, 1))
+        ax = fig.add_subplot(1, n, i + 1)
+        t = np.linspace(0, 2 * np.pi, 200)
+        ax.plot(np.cos(t), np.sin(t), color="0.8", lw=0.8)
+        ax.scatter(W[0], W[1], c=colors, s=14)
+        ax.set_aspect("equal")
         ax.set_axis_off()
         ax.set_title(f"K = {r['K']}, {len(ratt)} rattlers", fontsize=8)
-    fig.suptitle(f"{rows[0]['problem']}, d = {d} (rattlers in red)", fontsize=9)
+    fig.suptitle(f"{rows[0]['problem']}, d = 2 (rattlers in red)", fontsize=9)
     return fig
 
 
 def contact_graph(W, tol: float = 1e-6) -> np.ndarray:
     """Edges (i, j), i < j, of the contact graph of W: the pairs whose chord is within ``tol``
     (chord units) of the minimum pairwise chord (the pairs that hold a Tammes code rigid)."""
-    from gnc_jax.geometry import validate_configuration
+    from gnc_jax.geometry import cosines
 
-    A = validate_configuration(W)
-    chord = np.sqrt(np.maximum(2.0 - 2.0 * (A.T @ A), 0.0))
-    i, j = np.triu_indices(A.shape[1], 1)
+    chord = np.sqrt(np.maximum(2.0 - 2.0 * cosines(W), 0.0))
+    i, j = np.triu_indices(chord.shape[0], 1)
     keep = chord[i, j] <= chord[i, j].min() + tol
     return np.stack([i[keep], j[keep]], axis=1)
 

@@ -289,7 +289,8 @@ def search_tammes(
         anything worse than the best of them.
       time_limit: seconds; rounds run until the cap, the patience or this time is spent, whichever
         comes first.
-      progress: a text stream for one line per polish (best angle so far, round, elapsed), or None.
+      progress: a text stream for one line per round (best angle so far, round against its cap,
+        elapsed, an upper bound on the time left), or None.
 
     Returns:
       A `SearchResult`. Ctrl-C during the rounds stops the search and returns the best so far.

@@ -596,8 +596,10 @@ def solve_ufm_imbalanced(
     def finish(bucket, members, raw, wall):
         params, losses = raw
         return [
-            _solution(settings, d, c, lw, lh, params["W"][i], params["H"][i, :, : c.sum()], losses[i], wall)
-            for i, (c, lw, lh) in enumerate(grid)
+            _solution(
+                settings, d, *grid[i], params["W"][s], params["H"][s, :, : grid[i][0].sum()], losses[s], wall
+            )
+            for s, i in enumerate(members)
         ]
 
     out = _runner.run_buckets(len(grid), lambda i: 0, solve, finish)
