@@ -82,7 +82,6 @@ class Solution(SolutionCore):
     rattlers: np.ndarray
     certificate_gap: float
     hits: int
-    status_note: str = ""
     n: int | None = None
     H: np.ndarray | None = None
     gnc1: float | None = None
@@ -96,25 +95,27 @@ class Solution(SolutionCore):
 
     def summary(self) -> dict:
         """JSON-ready dict of the scalar fields."""
-        return {
-            "problem": self.problem,
-            "d": self.d,
-            "K": self.K,
-            "min_angle_deg": self.min_angle_deg,
-            "max_cos": self.max_cos,
-            "rho_one_vs_one": self.rho_one_vs_one,
-            "rho_one_vs_rest": self.rho_one_vs_rest,
-            "rho_lower": self.rho_lower,
-            "n_rattlers": self.n_rattlers,
-            "certificate_gap": self.certificate_gap,
-            "status": str(self.status),
-            "residual": self.residual,
-            "restarts": self.restarts,
-            "hits": self.hits,
-            "wall_s": self.wall_s,
-        } | {
-            k: getattr(self, k) for k in ("n", "gnc1", "gnc2", "gnc3", "loss") if getattr(self, k) is not None
-        }
+        return (
+            {
+                "problem": self.problem,
+                "d": self.d,
+                "K": self.K,
+                "min_angle_deg": self.min_angle_deg,
+                "max_cos": self.max_cos,
+                "rho_one_vs_one": self.rho_one_vs_one,
+                "rho_one_vs_rest": self.rho_one_vs_rest,
+                "rho_lower": self.rho_lower,
+                "n_rattlers": self.n_rattlers,
+                "certificate_gap": self.certificate_gap,
+                "hits": self.hits,
+            }
+            | self.core_summary()
+            | {
+                k: getattr(self, k)
+                for k in ("n", "gnc1", "gnc2", "gnc3", "loss")
+                if getattr(self, k) is not None
+            }
+        )
 
 
 @functools.cache

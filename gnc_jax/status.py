@@ -50,19 +50,22 @@ def from_residual(residual: float, tol: float) -> Status:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SolutionCore:
     """What every solution reports, whatever its family: the :class:`Status`, the residual or gap
-    that decided it (its meaning is the family's: a gradient norm, an LP's predicted decrease, the gap
-    to a proven optimum), the restarts it took the best of, and its wall time (compilation included,
-    divided among the instances of its batched call)."""
+    that decided it (its meaning is the family's: a gradient norm, an LP's predicted decrease, a
+    fixed point's last change, the gap to a proven optimum), why an inner solver failed
+    (``status_note``, '' otherwise), the restarts it took the best of (1 for a single run), and its
+    wall time (compilation included, divided among the instances of its batched call)."""
 
     status: Status
     residual: float
-    restarts: int
     wall_s: float
+    restarts: int = 1
+    status_note: str = ""
 
     def core_summary(self) -> dict:
         return {
             "status": str(self.status),
             "residual": self.residual,
+            "status_note": self.status_note,
             "restarts": self.restarts,
             "wall_s": self.wall_s,
         }

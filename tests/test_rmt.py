@@ -42,7 +42,8 @@ def test_predicted_accuracy_matches_training_within_sampling_error(p):
 def test_xi_solves_its_fixed_point_equation(x64):
     z = jnp.linspace(-3, 3, 11)
     for label in (0, 1):
-        xi, dxi = rmt._xi(label, z, 0.7, 2.0)
+        xi, dxi, converged = rmt._xi(label, z, 0.7, 2.0)
+        assert converged
         f, df = rmt._f(label, z + 0.7 * xi, 2.0)
         np.testing.assert_allclose(xi, f, atol=1e-15)
         eps = 1e-6  # xi' against a central difference

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import optimistix as optx
 
 from gnc_jax import _runner, metrics
 from gnc_jax._process import float64
@@ -81,23 +82,22 @@ def nor_mixture(key, n: int, p: int, K: int, mean_norm: float = 1.0, epsilon: fl
 
 @float64
 def class_mean_init(X, labels, K: int | None = None, lam: float = 1e-3) -> np.ndarray:
-    """W0 = c * centred class means, c >= 0 minimising the regularised loss along that ray
-    (a 1-d convex problem, solved by golden-section search)."""
+    """W0 = c * centred class means M, c >= 0 minimising the regularised loss L(c) along that ray: a
+    1-d convex problem, solved by optimistix's golden-section search on [0, c_max], c_max =
+    sqrt(2 log K / (lambda ||M||^2)) (L(c) >= (lambda / 2) c^2 ||M||^2 and L(0) = log K bound the
+    minimiser)."""
     X, y, K, _ = _data(X, labels, K)
     M = centred_class_means(X, y, K)
-    loss = jax.jit(lambda c: softmax_loss(c * jnp.asarray(M), jnp.asarray(X), jnp.asarray(y), lam))
-    lo, hi = 0.0, 1.0
-    while float(loss(2 * hi)) < float(loss(hi)) and hi < 1e8:  # bracket the minimum
-        hi *= 2
-    hi *= 2
-    g = (math.sqrt(5) - 1) / 2
-    for _ in range(80):
-        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-        if float(loss(a)) < float(loss(b)):
-            hi = b
-        else:
-            lo = a
-    return (lo + hi) / 2 * M
+    loss = lambda c, _: softmax_loss(c * jnp.asarray(M), jnp.asarray(X), jnp.asarray(y), lam)
+    c_max = math.sqrt(2 * math.log(K) / (lam * float(np.sum(M**2))))
+    sol = optx.minimise(
+        loss,
+        optx.GoldenSearch(rtol=1e-10, atol=1e-12),
+        jnp.asarray(c_max / 2),
+        options={"lower": 0.0, "upper": c_max},
+        max_steps=200,
+    )
+    return float(sol.value) * M
 
 
 @functools.cache

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 
 import jax
 import jax.numpy as jnp
@@ -37,7 +38,7 @@ from gnc_jax import _runner
 from gnc_jax._process import float64
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
-from gnc_jax.status import Status, from_residual
+from gnc_jax.status import SolutionCore, from_residual
 
 MODELS = ("forward", "reverse", "joint")
 
@@ -148,8 +149,8 @@ def _divergence(P, log_ratio_p, log_ratio_q):
     return jnp.sum(jnp.where(P > 0, P * (log_ratio_p - log_ratio_q), 0.0))
 
 
-@dataclasses.dataclass(frozen=True)
-class GSLResult:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GSLResult(SolutionCore):
     """A trained softmax model and its checks.
 
     Attributes:
@@ -160,8 +161,9 @@ class GSLResult:
       pythagorean_residual: D(P || Q) + D(Q || P_X P_Y) - D(P || P_X P_Y).
       stationarity: max-abs residuals of Q_X = P_X, Q_Y = P_Y, E_Q[f | Y] = E_P[f | Y],
         E_Q[g | X] = E_P[g | X].
-      grad_norm, steps: of the L-BFGS run; status: ``stationary`` when grad_norm reached
-        ``grad_tol``, else ``max_steps`` or ``nonfinite`` (:mod:`gnc_jax.status`).
+      residual (alias ``grad_norm``), steps: the final gradient norm and the steps of the L-BFGS
+        run; status: ``stationary`` when the gradient norm reached ``grad_tol``, else ``max_steps``
+        or ``nonfinite`` (:mod:`gnc_jax.status`); wall_s: the whole call, compilation included.
     """
 
     model: str
@@ -174,9 +176,11 @@ class GSLResult:
     independence_divergence: float
     pythagorean_residual: float
     stationarity: dict
-    grad_norm: float
     steps: int
-    status: Status
+
+    @property
+    def grad_norm(self) -> float:
+        return self.residual
 
 
 @functools.cache
@@ -230,6 +234,7 @@ def train_softmax(
       grad_tol: L-BFGS stops earlier once the gradient norm is below it; the gradient is that of
         D(P || Q) / D(P || P_X P_Y), so grad_tol does not depend on how close P is to independence.
     """
+    start = time.perf_counter()
     P = validate_joint(P)
     k = _check_k(k, P)
     if model not in MODELS:
@@ -271,9 +276,10 @@ def train_softmax(
         independence_divergence=d_p,
         pythagorean_residual=d_pq + d_q - d_p,
         stationarity=stationarity,
-        grad_norm=float(gnorm),
         steps=int(steps),
         status=from_residual(gnorm, grad_tol),
+        residual=float(gnorm),
+        wall_s=time.perf_counter() - start,
     )
 
 
