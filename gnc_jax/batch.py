@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Sequence
 
 import jax
@@ -29,7 +30,7 @@ from gnc_jax.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solv
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import Problem, get_problem
 from gnc_jax.polish import polish
-from gnc_jax.search import SearchSettings, search_tammes, split_overrides
+from gnc_jax.search import SearchSettings, energy_codes, search_tammes, split_overrides
 from gnc_jax.sphere import normalize_columns
 from gnc_jax.status import SolutionCore, Status
 from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
@@ -300,6 +301,9 @@ def solve_pairs(
         d <= ``search.cross_search_max_d`` also run it
         and start their polish from the Tammes configuration when its one-vs-rest margin is larger
         (cross-seeding: the softmax code reported is never below the margin of the Tammes code found).
+        Pairs of both problems with such K and d >= ``search.energy_min_d`` also run energy
+        continuation (:func:`gnc_jax.search.energy_codes`); its best code replaces the search's or the
+        annealer's result before the polish when its score is higher.
       time_limit: seconds per searched pair: its search stops after the round that spends them
         and returns the best configuration so far (anytime). Ctrl-C does the same.
       initial: {(d, K): configuration or list of configurations} that join the search's population
@@ -332,7 +336,7 @@ def solve_pairs(
     n_dev = _runner.device_count()
     # One key per pair, derived from the pair itself: results do not depend on the batch.
     pair_key = lambda dd, kk: _runner.instance_key(key, dd, kk)
-    searched = {}
+    searched, energy, energy_s = {}, {}, {}  # the searches run, energy codes and their time
     if problem in ("tammes", "softmax-code"):
         if problem == "tammes" and search.softmax_seed_min_d:
             # Cross-seeding: the softmax-code annealer's code of each searched pair with d >= the
@@ -357,6 +361,12 @@ def solve_pairs(
                 searched[i] = search_tammes(
                     dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
                 )
+            if search.applies(kk) and search.energy_members_for(dd):
+                # Energy continuation beside the search or the annealer: its codes compete with their
+                # result (at d = 8, K = 240 it finds the E8 root system, where they stop near 55 deg).
+                start = time.perf_counter()
+                energy[i] = energy_codes(dd, kk, jax.random.fold_in(pair_key(dd, kk), 1), search)
+                energy_s[i] = time.perf_counter() - start
     # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
     # and by the restarts the pair gets (so a pair's result does not depend on the rest of the batch).
     solved = set(searched) if problem == "tammes" else set()
@@ -388,16 +398,14 @@ def solve_pairs(
             residual = np.array(res.change, np.float64)
             hits = [int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)]
         sep = _certify(params, dims, K_max)
-        # Cross-seeding: a better configuration from the search or from ``initial`` replaces the
-        # solver's before the polish (which can only improve it).
+        # Cross-seeding: a better configuration from energy continuation, the search or ``initial``
+        # replaces the solver's before the polish (which can only improve it).
         swapped = False
         for slot, i in enumerate(members):
             dd, kk = dims[slot]
-            if i in solved:  # its ``initial`` configurations were the search's seeds
-                continue
-            alternatives = list(initial.get(i, ()))
-            if i in searched:
-                alternatives.append(searched[i].W)
+            alternatives = list(energy.get(i, ()))
+            if i not in solved:  # a solved pair's ``initial`` were its search's seeds
+                alternatives += [*initial.get(i, ()), *([searched[i].W] if i in searched else [])]
             best = _problem_score(problem, sep, slot)
             for A in alternatives:
                 score = _problem_score(problem, geometry.separation(A), None)
@@ -435,7 +443,7 @@ def solve_pairs(
                 notes[slot],
                 restarts,
                 hits[slot],
-                wall + (searched[i].elapsed_s if i in searched else 0.0),
+                wall + (searched[i].elapsed_s if i in searched else 0.0) + energy_s.get(i, 0.0),
             )
             for slot, i in enumerate(members)
         ]

@@ -27,6 +27,15 @@ the run can stop at any round (round cap, patience, ``time_limit``, Ctrl-C). Abo
 of a member costs more than a pair's time budget (``polish_max_d``): there exact unpolished chords
 decide, and the caller polishes the result.
 
+**Energy continuation** (:func:`energy_codes`) is a second route to good basins, run beside the
+search for d >= ``energy_min_d``: ``energy_members`` random starts minimise the Riesz s-energy
+sum_{i<j} ||w_i - w_j||^{-s} (on a log scale) with s increasing from 2 to 96, then the finish. At
+d = 8, K = 240 it reaches the E8 root system (60 deg) from 4 of 4 random starts, where the search's
+population stops near 55 deg, and the 600-cell at (4, 120) from 4 of 4; it misses the 24-cell (58.87
+deg, the search's trap too). As members of the population they made the search worse at (4, 64) and
+(5, 64) (42.093779 and 52.556774 deg against 42.093860 and 52.703929), so they compete only with its
+result; at d = 3 they do not help (K = 120: best of 32 starts 19.178 deg against the annealer's 19.227).
+
 A population freezes once its members sit at their local optima (no move is accepted any more); after
 ``restart_after`` rounds without a gain of the best polished chord the whole population is drawn and
 annealed afresh (the best so far is kept aside). At K >= 70 most of the success comes from these
@@ -80,6 +89,10 @@ class SearchSettings(ValidatedSettings):
         does). At d = 8, K = 64 one SLP polish of a freshly annealed member takes 13-27 s on 2 CPU
         cores (LPs of ~1000 rows in 448 unknowns, 0.25 s each), more than the pair's time budget;
         at d = 3, K = 70 it takes 0.5 s.
+      energy_members: random starts of energy continuation (:func:`energy_codes`) for pairs with
+        d >= ``energy_min_d``; their codes compete with the search's (or the annealer's) result; 0 none.
+      energy_min_d: the smallest d with energy continuation (0: none at any d).
+      energy_steps: Adam steps per Riesz exponent (2, 6, 12, 24, 48; twice as many at 96).
       softmax_seed_min_d: for d >= this, :func:`gnc_jax.solve_tammes` first runs the softmax-code
         annealer on the pair (with the solver's restarts; 8 when they are sized by the pair) and
         seeds the search with its code (cross-seeding: at d = 4, K = 24 the
@@ -106,6 +119,9 @@ class SearchSettings(ValidatedSettings):
     polish_iters: int = 100
     polish_window: float = 1e-3
     polish_max_d: int = 3
+    energy_members: int = 4
+    energy_min_d: int = 4
+    energy_steps: int = 1000
     min_K: int = 13
     max_K: int = 512
     softmax_seed_min_d: int = 4
@@ -114,6 +130,7 @@ class SearchSettings(ValidatedSettings):
     def __post_init__(self):
         self._require_ints(("population", "init_steps", "relax_steps", "finish_steps"), 1)
         self._require_ints(("holes_per_point", "polish_per_round", "polish_iters", "patience"), 1)
+        self._require_ints(("energy_steps",), 1)
         self._require_ints(
             (
                 "rounds",
@@ -124,6 +141,8 @@ class SearchSettings(ValidatedSettings):
                 "softmax_seed_min_d",
                 "cross_search_max_d",
                 "polish_max_d",
+                "energy_members",
+                "energy_min_d",
             ),
             0,
         )
@@ -137,6 +156,10 @@ class SearchSettings(ValidatedSettings):
         budget (60 s for K <= 64, 180 s up to K = 130)."""
         scale = min(1.0, (50 / K) ** 3) * min(1.0, 3 / d) ** 2
         return self.rounds if scale == 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
+
+    def energy_members_for(self, d: int) -> int:
+        """Random starts of energy continuation at dimension d."""
+        return self.energy_members if self.energy_min_d and d >= self.energy_min_d else 0
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
@@ -180,9 +203,30 @@ def _min_chord(X):
     return jnp.sqrt(jnp.maximum(jnp.min(_chords2(X)), 0.0))
 
 
+RIESZ_EXPONENTS = (2.0, 6.0, 12.0, 24.0, 48.0, 96.0)
+
+
+def _log_riesz_energy(X, s):
+    """(1 / s) log sum_{i != j} ||w_i - w_j||^{-s}: the Riesz s-energy on a log scale (finite in
+    float64 at any s; the same minimisers)."""
+    off = ~jnp.eye(X.shape[1], dtype=bool)
+    c2 = jnp.where(off, jnp.maximum(_chords2(X), 1e-300), 1.0)
+    return jax.nn.logsumexp(jnp.where(off, -0.5 * s * jnp.log(c2), -jnp.inf)) / s
+
+
+def _energy_schedule(steps: int):
+    """Riesz exponents and Adam step sizes of the energy continuation: ``steps`` per exponent at
+    0.01, twice as many at the last at 0.002."""
+    n = [steps] * (len(RIESZ_EXPONENTS) - 1) + [2 * steps]
+    exponents = jnp.concatenate([jnp.full(k, e) for k, e in zip(n, RIESZ_EXPONENTS)])
+    rates = jnp.concatenate([jnp.full(k, 0.01 if i < len(n) - 1 else 0.002) for i, k in enumerate(n)])
+    return exponents, rates
+
+
 @functools.cache
 def _programs(d: int, K: int, s: SearchSettings):
-    """The jitted initial population and search round of one (d, K) (cached per settings)."""
+    """The jitted initial population, search round and energy continuation of one (d, K) (cached
+    per settings)."""
     R, moves, M = s.population, s.moves_for(K), s.holes_per_point * K
     col = jnp.ones(K, bool)
     offsets = TAMMES.smoothing_offsets(col)
@@ -193,9 +237,15 @@ def _programs(d: int, K: int, s: SearchSettings):
 
     anneal_opt = riemannian_adam({"W": col})
     relax_opt = riemannian_adam({"W": col}, eps=1e-8)
+    exponents, energy_rates = _energy_schedule(s.energy_steps)
 
     def anneal(X, temps):
         return run_schedule(value_and_grad, {"W": X}, anneal_opt, retract, temps, 0.5 * temps).params["W"]
+
+    def energy(X):
+        energy_and_grad = lambda p, e: jax.value_and_grad(lambda p: _log_riesz_energy(p["W"], e))(p)
+        X = run_schedule(energy_and_grad, {"W": X}, relax_opt, retract, exponents, energy_rates).params["W"]
+        return anneal(X, finish_temps)
 
     def penalty(X, delta):
         return jnp.sum(jax.nn.relu(delta**2 - _chords2(X)) ** 2) / delta**4
@@ -252,7 +302,23 @@ def _programs(d: int, K: int, s: SearchSettings):
         src = jnp.arange(R).at[order[R - q :]].set(order[:q])
         return X[src], c[src]
 
-    return init, search_round
+    @jax.jit
+    def energy_init(key):
+        return jax.vmap(energy)(normalize_columns(jax.random.normal(key, (R, d, K), jnp.float64)))
+
+    return init, search_round, energy_init
+
+
+@float64
+def energy_codes(d: int, K: int, key: jax.Array, settings: SearchSettings | None = None) -> np.ndarray:
+    """The configurations (n, d, K) that energy continuation (module docstring) finds from the
+    ``energy_members_for(d)`` random starts drawn with ``key`` (n = 0 below ``energy_min_d``):
+    minimise the Riesz s-energy for s = 2, 6, ..., 96 in turn, then the search's finish."""
+    s = settings or SearchSettings()
+    n = s.energy_members_for(d)
+    if not n:
+        return np.zeros((0, d, K))
+    return np.asarray(_programs(d, K, s.replace(population=n))[2](key))
 
 
 def _check_seeds(seeds, d: int, K: int, R: int) -> tuple[np.ndarray, int]:
@@ -300,7 +366,7 @@ def search_tammes(
         raise InvalidArgument(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     t0 = time.perf_counter()
     seeds, n_seeds = _check_seeds(seeds, d, K, s.population)
-    init, search_round = _programs(d, K, s)
+    init, search_round, _ = _programs(d, K, s)
     k_init, k_rounds = jax.random.split(key)
     X, c = init(k_init, jnp.asarray(seeds), n_seeds)
     best_W, best, polished = None, -1.0, []

@@ -10,7 +10,7 @@ import pytest
 from conftest import DATA, known_tammes
 
 import gnc_jax
-from gnc_jax.search import SearchSettings, angle_deg, search_tammes
+from gnc_jax.search import SearchSettings, angle_deg, energy_codes, search_tammes
 
 SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600)
 
@@ -143,3 +143,33 @@ def test_tammes_from_the_softmax_code_finds_the_24_cell():
     # max cos measured 0.5 + 1.6e-15 (14 ulps: the final SLP polish's rounding); 60 deg within 1e-12.
     s = gnc_jax.solve_tammes(4, 24, seed=0, restarts=16, search_population=8, search_rounds=2)
     assert s.max_cos == pytest.approx(0.5, abs=1e-14) and s.min_angle_deg == pytest.approx(60.0, abs=1e-12)
+
+
+def test_energy_continuation_finds_the_e8_root_system():
+    # d = 8, K = 240: the log-sum-exp annealer stops near 55 deg; energy continuation (Riesz s-energy,
+    # s = 2 ... 96, then the finish) reaches the kissing configuration of E8 from random starts. Its
+    # off-diagonal inner products are exactly -1, -1/2, 0, 1/2, for every root 1, 56, 126 and 56 times
+    # (its antipode, the roots at 120, 90 and 60 deg): the root system of E8, the unique 240-point
+    # kissing configuration in R^8.
+    values = np.array([-1.0, -0.5, 0.0, 0.5])
+    codes = energy_codes(8, 240, jax.random.key(0), SearchSettings(energy_members=2))
+    assert codes.shape == (2, 8, 240)
+    for W in codes:
+        G = (W.T @ W)[~np.eye(240, dtype=bool)].reshape(240, 239)
+        nearest = np.argmin(np.abs(G[..., None] - values), axis=-1)
+        assert np.abs(G - values[nearest]).max() <= 1e-9
+        assert all(np.bincount(row, minlength=4).tolist() == [1, 56, 126, 56] for row in nearest)
+
+
+def test_energy_members_cross_seed_the_softmax_code_above_the_cross_search_dimension():
+    # d = 4, K = 120 with a tiny annealer budget: the annealer alone misses the 600-cell; the search's
+    # energy members (d = 4 > cross_search_max_d, so no Tammes search runs) find it, and the reported
+    # softmax code is the 600-cell: rho = (3 - sqrt 5) / 4 (its one-vs-rest margin, closed form) and
+    # 36 deg.
+    tiny = dict(seed=0, restarts=2, steps=300, hop_rounds=0)
+    alone = gnc_jax.solve_softmax_code(4, 120, search_energy_members=0, **tiny)
+    seeded = gnc_jax.solve_softmax_code(4, 120, **tiny)
+    rho = (3 - np.sqrt(5)) / 4
+    assert alone.rho_one_vs_rest < rho - 1e-3
+    assert seeded.rho_one_vs_rest == pytest.approx(rho, abs=1e-12)
+    assert seeded.min_angle_deg == pytest.approx(36.0, abs=1e-9)
