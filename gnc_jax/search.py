@@ -29,12 +29,13 @@ decide, and the caller polishes the result.
 
 **Energy continuation** (:func:`energy_codes`) is a second route to good basins, run beside the
 search for d >= ``energy_min_d``: ``energy_members`` random starts minimise the Riesz s-energy
-sum_{i<j} ||w_i - w_j||^{-s} (on a log scale) with s increasing from 2 to 96, then the finish. At
-d = 8, K = 240 it reaches the E8 root system (60 deg) from 4 of 4 random starts, where the search's
-population stops near 55 deg, and the 600-cell at (4, 120) from 4 of 4; it misses the 24-cell (58.87
-deg, the search's trap too). As members of the population they made the search worse at (4, 64) and
-(5, 64) (42.093779 and 52.556774 deg against 42.093860 and 52.703929), so they compete only with its
-result; at d = 3 they do not help (K = 120: best of 32 starts 19.178 deg against the annealer's 19.227).
+sum_{i<j} ||w_i - w_j||^{-s} (on a log scale) with s increasing from 2 to 96, then the finish. At d
+= 8, K = 240 it reaches the E8 root system (60 deg) from 4 of 4 random starts, where the softmax-
+code annealer (the search's seed) stops at 54.88 deg, and the 600-cell at (4, 120) from 4 of 4; it
+misses the 24-cell (58.87 deg, the search's trap too). As members of the population they made the
+search worse at (4, 64) and (5, 64) (42.093779 and 52.556774 deg against 42.093860 and 52.703929),
+so they compete only with its result; at d = 3 they do not help (K = 120: best of 32 starts 19.178
+deg against the annealer's 19.227).
 
 A population freezes once its members sit at their local optima (no move is accepted any more); after
 ``restart_after`` rounds without a gain of the best polished chord the whole population is drawn and
