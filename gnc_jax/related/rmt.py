@@ -456,7 +456,7 @@ def predict_multiclass(
     change, iterations = np.inf, 0
     while iterations < max_iter and not change <= tol:  # Algorithm 1's iteration, k classes
         new, W_bar, newton_ok = _multiclass_update(y, *inputs)
-        change = max(np.abs(a - b).max() for a, b in zip(new, y))
+        change = float(_change(new, y))
         y, iterations = new, iterations + 1
     Delta, m, S = y
     test, train = np.zeros(k), np.zeros(k)
