@@ -26,6 +26,7 @@ import numpy as np
 
 from gnc_jax import _runner, geometry, metrics
 from gnc_jax._process import float64
+from gnc_jax._progress import step_meter
 from gnc_jax.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import Problem, get_problem
@@ -120,11 +121,15 @@ class Solution(SolutionCore):
 
 
 @functools.cache
-def _bucket_solver(problem: Problem, settings: SolverSettings, d_max: int, K_max: int, n_dev: int):
+def _bucket_solver(
+    problem: Problem, settings: SolverSettings, d_max: int, K_max: int, n_dev: int, report: bool
+):
     constrain = _runner.restart_constraint(n_dev)
 
     def run(keys, ds, Ks):
-        pair = functools.partial(solve_pair, problem, settings, d_max, K_max, constrain=constrain)
+        pair = functools.partial(
+            solve_pair, problem, settings, d_max, K_max, constrain=constrain, report=report
+        )
         res = axis_map(pair, keys.shape[0])(keys, ds, Ks)
         params = {k: v.astype(jnp.float64) for k, v in res.params.items()}
         if settings.dtype != "float64":  # back onto the sphere in float64 before anything is certified
@@ -308,8 +313,9 @@ def solve_pairs(
         and returns the best configuration so far (anytime). Ctrl-C does the same.
       initial: {(d, K): configuration or list of configurations} that join the search's population
         (e.g. the softmax codes of a store, to seed the Tammes search).
-      progress: a text stream (e.g. ``sys.stderr``) for the search's per-round lines and a line after
-        each bucket (pairs done, elapsed, ETA), or None.
+      progress: a text stream (e.g. ``sys.stderr``) for the search's per-round lines, a line after
+        each bucket (pairs done, elapsed, ETA) and, while a bucket's compiled solve runs longer than
+        10 s, a line every 10 s (steps done, ETA); or None.
 
     Returns:
       One `Solution` per pair, in order.
@@ -391,8 +397,12 @@ def solve_pairs(
             _, d_max, K_max, restarts = bucket
             dsb, Ksb = (np.array([pairs[i][j] for i in padded]) for j in (0, 1))
             keys = jnp.stack([pair_key(dd, kk) for dd, kk in zip(dsb, Ksb)])
-            fn = _bucket_solver(prob, settings.replace(restarts=restarts), d_max, K_max, n_dev)
-            res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
+            fn = _bucket_solver(
+                prob, settings.replace(restarts=restarts), d_max, K_max, n_dev, progress is not None
+            )
+            label = f"solve {problem} (d <= {d_max}, K <= {K_max}, {len(members)} pair(s))"
+            with step_meter(progress, label, settings.schedule_steps):
+                res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
             params = {k: np.array(v) for k, v in params.items()}
             status = np.array(res.status)
             residual = np.array(res.change, np.float64)

@@ -367,10 +367,17 @@ def _feature_rows(args, ds, Ks, ns, taus, lam, overrides):
     """HardMax (eq. 5) and UFM (eq. 2 / B.1) solutions with their rows and file stems."""
     import gnc_jax
 
+    progress = None if args.quiet else sys.stderr
     if args.problem == "hardmax":
-        sols = [s for n in ns for s in gnc_jax.solve("hardmax", ds, Ks, n=n, seed=args.seed, **overrides)]
+        sols = [
+            s
+            for n in ns
+            for s in gnc_jax.solve("hardmax", ds, Ks, n=n, seed=args.seed, progress=progress, **overrides)
+        ]
         return [(s, s.summary() | {"tau": None}, f"hardmax_d{s.d}_K{s.K}_n{s.n}") for s in sols]
-    sols = gnc_jax.solve_ufm(ds, Ks, ns, taus, weight_decay=lam, seed=args.seed, **overrides)
+    sols = gnc_jax.solve_ufm(
+        ds, Ks, ns, taus, weight_decay=lam, seed=args.seed, progress=progress, **overrides
+    )
     return [(s, s.summary(), f"ufm_d{s.d}_K{s.K}_n{s.n}_tau{s.tau:g}") for s in sols]
 
 

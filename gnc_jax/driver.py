@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from gnc_jax._progress import report_steps
 from gnc_jax.errors import InvalidArgument
 from gnc_jax.objectives import Problem
 from gnc_jax.sphere import normalize_columns, tangent_project
@@ -136,6 +137,11 @@ class SolverSettings(ValidatedSettings):
             raise InvalidArgument(f"stall_tol must be a number >= 0, got {self.stall_tol!r}")
         self._require_dtype()
 
+    @property
+    def schedule_steps(self) -> int:
+        """Driver steps of one solve: the anneal, every hop round and the polish."""
+        return self.steps + self.hop_rounds * self.hop_steps + self.polish_steps
+
     def restarts_for(self, d: int, K: int, n_devices: int = 1) -> int:
         """The restarts a pair gets, rounded up to a multiple of ``n_devices``: ``restarts`` if set,
         else 64 up to d K^2 = 7500 (d = 3, K = 50) and 64 * 7500 / (d K^2) above, rounded down to
@@ -215,6 +221,7 @@ def run_schedule(
     project: Callable,
     temps,
     step_sizes,
+    position=None,
 ) -> State:
     """The shared driver: an optax optimizer along a temperature schedule, then a projection.
 
@@ -222,13 +229,17 @@ def run_schedule(
     its Euclidean gradient. Each step takes the optimizer's update (given ``step_size=`` of that
     step; e.g. :func:`riemannian_adam`), applies it and maps the result back onto the constraint set
     with ``project`` (:func:`retract` for OB(d, K); ``optax.projections`` for others). An instance
-    whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters.
+    whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters. With
+    ``position`` (the steps of the whole solve done before this schedule), each step reports its
+    position to the open progress meter (:func:`gnc_jax._progress.report_steps`).
     """
     state = State(params, optimizer.init(params), jnp.array(False))
     step_sizes = jnp.broadcast_to(jnp.asarray(step_sizes, temps.dtype), temps.shape)
 
     def step(state: State, xs):
-        t, step_size = xs
+        i, t, step_size = xs
+        if position is not None:
+            report_steps(position + i + 1)
         loss, g = value_and_grad(state.params, t)
         u, opt_state = optimizer.update(g, state.opt_state, state.params, step_size=step_size)
         new = project(optax.apply_updates(state.params, u))
@@ -243,7 +254,7 @@ def run_schedule(
             done,
         ), None
 
-    state, _ = jax.lax.scan(step, state, (temps, step_sizes))
+    state, _ = jax.lax.scan(step, state, (jnp.arange(temps.shape[0]), temps, step_sizes))
     return state
 
 
@@ -282,13 +293,25 @@ class PairResult(NamedTuple):
     change: jax.Array  # |score change| of the best member over the second half of the polish phase
 
 
-def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: int, key, d, K, constrain=None):
+def solve_pair(
+    problem: Problem,
+    settings: SolverSettings,
+    d_max: int,
+    K_max: int,
+    key,
+    d,
+    K,
+    constrain=None,
+    report: bool = False,
+):
     """Solve one (d, K) pair (d, K may be traced) with all restarts; vmap this over pairs.
 
     ``constrain``, if given, is applied to the population (leading axis = restarts) to place it on
-    a device mesh (see :mod:`gnc_jax.batch`).
+    a device mesh (see :mod:`gnc_jax.batch`). With ``report``, the steps done of
+    :meth:`SolverSettings.schedule_steps` go to the open progress meter (:mod:`gnc_jax._progress`).
     """
     s = settings
+    at = (lambda offset: offset) if report else (lambda offset: None)  # progress positions
     dtype = jnp.dtype(s.dtype)
     R = s.restarts
     k_init, k_hop = jax.random.split(key)
@@ -304,25 +327,28 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
     value_and_grad = lambda p, t: problem.value_and_grad(p, offsets, t)
     optimizer = riemannian_adam(col_masks)
     anneal = axis_map(
-        lambda p, temps: run_schedule(value_and_grad, p, optimizer, retract, temps, s.learning_rate * temps),
+        lambda p, temps, offset: run_schedule(
+            value_and_grad, p, optimizer, retract, temps, s.learning_rate * temps, offset
+        ),
         R,
-        (0, None),
+        (0, None, None),
     )
 
-    state = anneal(params, geometric(s.t_start, s.t_end, s.steps).astype(dtype))
+    state = anneal(params, geometric(s.t_start, s.t_end, s.steps).astype(dtype), at(0))
     params, score = state.params, jnp.where(state.done, -jnp.inf, score_all(state.params, col_mask))
 
     spacing = jnp.asarray(K, dtype) ** (-1.0 / (jnp.asarray(d, dtype) - 1.0))
     hop_temps = geometric(s.hop_t_start, s.t_end, s.hop_steps).astype(dtype)
 
-    def hop(carry, key):
+    def hop(carry, xs):
         params, score = carry
+        key, r = xs
         k_scale, k_noise = jax.random.split(key)
         scales = s.hop_scale * spacing * jax.random.uniform(k_scale, (R,), dtype, 0.25, 1.0)
         trial = axis_map(perturb, R, (0, 0, None, None, 0))(
             jax.random.split(k_noise, R), params, row_mask, col_masks, scales
         )
-        st = anneal(trial, hop_temps)
+        st = anneal(trial, hop_temps, at(s.steps + r * s.hop_steps))
         trial_score = jnp.where(st.done, -jnp.inf, score_all(st.params, col_mask))
         better = trial_score > score
         params = jax.tree_util.tree_map(
@@ -336,14 +362,16 @@ def solve_pair(problem: Problem, settings: SolverSettings, d_max: int, K_max: in
         return (jax.tree_util.tree_map(lambda a: a[src], params), score[src]), None
 
     if s.hop_rounds > 0:
-        (params, score), _ = jax.lax.scan(hop, (params, score), jax.random.split(k_hop, s.hop_rounds))
+        hops = (jax.random.split(k_hop, s.hop_rounds), jnp.arange(s.hop_rounds))
+        (params, score), _ = jax.lax.scan(hop, (params, score), hops)
 
     # Polish: continue the schedule down to polish_t_end; record the score halfway for the status.
     half = s.polish_steps // 2
     temps = geometric(s.t_end, s.polish_t_end, s.polish_steps).astype(dtype)
-    st1 = anneal(params, temps[:half])
+    polish_at = s.steps + s.hop_rounds * s.hop_steps
+    st1 = anneal(params, temps[:half], at(polish_at))
     mid = score_all(st1.params, col_mask)
-    st2 = anneal(st1.params, temps[half:])
+    st2 = anneal(st1.params, temps[half:], at(polish_at + half))
     final = jnp.where(st1.done | st2.done, -jnp.inf, score_all(st2.params, col_mask))
     finite = jnp.isfinite(final)
     # Polish never makes a member worse: keep the pre-polish parameters where it did.

@@ -26,6 +26,7 @@ import numpy as np
 
 from gnc_jax import _runner, geometry, metrics
 from gnc_jax._process import float64
+from gnc_jax._progress import step_meter
 from gnc_jax.driver import (
     MAX_STEPS,
     NONFINITE,
@@ -130,7 +131,9 @@ def _instance_loss(n: int, weight_decay: bool):
 
 
 @functools.cache
-def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight_decay: bool, n_dev: int):
+def _bucket_solver(
+    settings: UFMSettings, d_max: int, K_max: int, n: int, weight_decay: bool, n_dev: int, report: bool
+):
     problem = hardmax_problem(n)  # its (W, H) layout and random init on OB(d, K) x OB(d, n K)
     loss = _instance_loss(n, weight_decay)
     constrain = _runner.restart_constraint(n_dev)
@@ -160,7 +163,10 @@ def _bucket_solver(settings: UFMSettings, d_max: int, K_max: int, n: int, weight
         else:
             optimizer, project = riemannian_adam(masks), retract
         state = axis_map(
-            lambda p: run_schedule(value_and_grad, p, optimizer, project, temps, rates * temps), s.restarts
+            lambda p: run_schedule(
+                value_and_grad, p, optimizer, project, temps, rates * temps, 0 if report else None
+            ),
+            s.restarts,
         )(params)
         final = axis_map(lambda p: loss(p, col_mask, tau, lam), s.restarts)(state.params)
         final = jnp.where(state.done | ~jnp.isfinite(final), jnp.inf, final)
@@ -195,6 +201,7 @@ def solve_ufm(
     key: jax.Array | None = None,
     seed: int | None = None,
     settings: UFMSettings | None = None,
+    progress=None,
     **overrides,
 ) -> UFMSolution | list[UFMSolution]:
     """Solve the UFM for every instance of the grid d x K x n x tau (one compiled call per bucket).
@@ -208,6 +215,8 @@ def solve_ufm(
       key: a ``jax.random`` key, or
       seed: an int (exactly one of the two); a seed fully determines the result.
       settings: :class:`UFMSettings`; keyword ``overrides`` replace fields.
+      progress: a text stream (e.g. ``sys.stderr``) for a line after each bucket and, while a
+        bucket's compiled solve runs longer than 10 s, a line every 10 s (steps done, ETA); or None.
 
     Returns:
       A `UFMSolution` when every argument is a scalar, else a list in grid order
@@ -219,7 +228,13 @@ def solve_ufm(
     taus = _runner.positive_floats("tau", tau)
     grid = [(dd, kk, nn, tt) for dd in ds for kk in Ks for nn in ns for tt in taus]
     out = solve_ufm_instances(
-        grid, weight_decay=weight_decay, key=key, seed=seed, settings=settings, **overrides
+        grid,
+        weight_decay=weight_decay,
+        key=key,
+        seed=seed,
+        settings=settings,
+        progress=progress,
+        **overrides,
     )
     scalar = all(np.ndim(v) == 0 for v in (d, K, n, tau))
     return out[0] if scalar else out
@@ -233,6 +248,7 @@ def solve_ufm_instances(
     key: jax.Array | None = None,
     seed: int | None = None,
     settings: UFMSettings | None = None,
+    progress=None,
     **overrides,
 ) -> list[UFMSolution]:
     """Solve the UFM for a list of (d, K, n, tau) instances (one compiled call per bucket); see
@@ -262,9 +278,11 @@ def solve_ufm_instances(
         d_max, K_max, nn = bucket
         ds, Ks, _, taus = zip(*[grid[i] for i in padded])
         keys = jnp.stack([_runner.instance_key(key, *grid[i], lam) for i in padded])
-        fn = _bucket_solver(settings, d_max, K_max, nn, lam > 0, n_dev)
+        fn = _bucket_solver(settings, d_max, K_max, nn, lam > 0, n_dev, progress is not None)
         taus, lams = jnp.asarray(taus, jnp.float64), jnp.full(len(padded), lam, jnp.float64)
-        return jax.device_get(fn(keys, jnp.asarray(ds), jnp.asarray(Ks), taus, lams))
+        label = f"solve ufm (d <= {d_max}, K <= {K_max}, n = {nn}, {len(members)} instance(s))"
+        with step_meter(progress, label, settings.steps + settings.hold_steps):
+            return jax.device_get(fn(keys, jnp.asarray(ds), jnp.asarray(Ks), taus, lams))
 
     def finish(bucket, members, raw, wall):
         params, grad_norm, status = raw
@@ -273,7 +291,7 @@ def solve_ufm_instances(
             for slot, i in enumerate(members)
         ]
 
-    return _runner.run_buckets(len(grid), bucket_of, solve, finish)
+    return _runner.run_buckets(len(grid), bucket_of, solve, finish, progress, "solve ufm")
 
 
 def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall) -> UFMSolution:
