@@ -1,9 +1,12 @@
-"""Copy the figures of the executed notebooks into docs/gallery/ for the gallery page.
+"""Copy the figures of the executed notebooks into docs/gallery/ for the gallery page, and write
+interactive views of some d = 3 codes of the committed table.
 
     python benchmarks/gallery.py          # after executing the notebooks at full size
 
 Every image/png output of notebooks/NN_*.ipynb becomes docs/gallery/NN_k.png (k counts the images of
-that notebook from 1, in order), so docs/gallery.md can show them beside the paper's figures.
+that notebook from 1, in order), so docs/gallery.md can show them beside the paper's figures. The
+best rows of benchmarks/results/codes*.csv at d = 3 and the K of ``VIEWS`` become
+docs/gallery/<problem>_d3_K<K>.html (plotly, :func:`gnc_jax.plots.code_figure_3d`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+STORES = [ROOT / "benchmarks" / "results" / n for n in ("codes.csv", "codes_softmax.csv")]
+VIEWS = {"tammes": (12, 24, 48), "softmax-code": (30,)}
 
 
 def main() -> None:
@@ -31,6 +36,29 @@ def main() -> None:
         for k, data in enumerate(images, 1):
             path = out / f"{nb.name[:2]}_{k}.png"
             path.write_bytes(base64.b64decode(data if isinstance(data, str) else "".join(data)))
+            print(path.relative_to(ROOT))
+    write_views(out)
+
+
+def write_views(out: Path) -> None:
+    """Interactive views of the d = 3 codes of ``VIEWS`` (best rows of the committed stores)."""
+    from gnc_jax import store
+    from gnc_jax.plots import code_figure_3d
+
+    for old in out.glob("*.html"):
+        old.unlink()
+    for r in store.best(store.load(STORES)):
+        if r["d"] == 3 and r["K"] in VIEWS.get(r["problem"], ()):
+            value = (
+                f"{r['min_angle_deg']:.9f} deg"
+                if r["problem"] == "tammes"
+                else f"rho {r['rho_one_vs_rest']:.9f}"
+            )
+            ratt = [int(x) for x in (r["rattlers"] or "").split()]
+            W = store.load_config(r["source"], r)["W"]
+            path = out / f"{r['problem']}_d3_K{r['K']}.html"
+            title = f"{r['problem']}, d = 3, K = {r['K']}: {value}"
+            code_figure_3d(W, title, ratt).write_html(path, include_plotlyjs="cdn")
             print(path.relative_to(ROOT))
 
 

@@ -75,6 +75,4 @@ def _receive(position) -> None:
 def report_steps(position: jax.Array) -> None:
     """Inside compiled code: report ``position`` (steps done) to the open meter when it is a
     multiple of :data:`EVERY`."""
-    jax.lax.cond(
-        position % EVERY == 0, lambda p: jax.debug.callback(_receive, p), lambda p: None, position
-    )
+    jax.lax.cond(position % EVERY == 0, lambda p: jax.debug.callback(_receive, p), lambda p: None, position)

@@ -8,6 +8,7 @@ Results go to stdout (``--format table`` or ``json`` lines), progress to stderr.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -265,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="pictures of results stores (margins, bounds, configurations)")
     pl.add_argument("files", nargs="+")
     pl.add_argument("--out", default="plots", help="folder for the PNG files")
+    pl.add_argument(
+        "--html", action="store_true", help="also an interactive 3-D view (plotly) of every d = 3 code drawn"
+    )
     demo = sub.add_parser("demo", help="solve a small grid, compare with closed forms and bounds, plot")
     demo.add_argument("--out", default="demo_out", help="folder for results.csv and codes.png")
     demo.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
@@ -721,9 +725,11 @@ def cmd_plot(args) -> int:
     from gnc_jax import store
     from gnc_jax.plots import plot_store
 
+    if args.html and importlib.util.find_spec("plotly") is None:
+        raise UsageError("--html needs plotly: pip install 'gnc_jax[demo]'")
     rows = store.load(args.files)
     _prepare_dir(args.out)
-    for path in plot_store(rows, args.out):
+    for path in plot_store(rows, args.out, html=args.html):
         print(path)
     return 0
 

@@ -1,6 +1,7 @@
 """Pictures of a results store (``gnc-jax plot``): margins against K with Theorem 3.9's bounds,
 softmax codes against Tammes codes, the configurations of d = 2, and every picked d = 3 code on a
-shaded sphere with its contact graph and rattlers (:func:`code_figure`, one file per code)."""
+shaded sphere with its contact graph and rattlers (:func:`code_figure`, one file per code), and with
+``html`` an interactive 3-D view of each (:func:`code_figure_3d`, plotly)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ def _by_d(rows, problem):
     return {d: sorted(rs, key=lambda r: r["K"]) for d, rs in sorted(out.items())}
 
 
-def plot_store(rows: list[dict], out_dir, max_pictures: int = 8) -> list[Path]:
+def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = False) -> list[Path]:
     """Write the pictures of the best rows (``store.best``) of ``rows`` (from :func:`store.load`)
-    into ``out_dir``; returns the files written."""
+    into ``out_dir``; with ``html``, an interactive view (:func:`code_figure_3d`) of every d = 3 code
+    drawn beside its PNG. Returns the files written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -97,6 +99,10 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8) -> list[Path]:
                     )
                     title = f"{problem}, d = 3, K = {r['K']}: {value} ({r['status']})"
                     save(code_figure(W, title, ratt), f"{problem}_d3_K{r['K']}.png")
+                    if html:
+                        path = out_dir / f"{problem}_d3_K{r['K']}.html"
+                        code_figure_3d(W, title, ratt).write_html(path, include_plotlyjs="cdn")
+                        written.append(path)
     return written
 
 
@@ -130,6 +136,93 @@ def contact_graph(W, tol: float = 1e-6) -> np.ndarray:
     return np.stack([i[keep], j[keep]], axis=1)
 
 
+def _d3_code(W, rattlers, tol):
+    """The validated d = 3 configuration, its contact graph and its set of rattlers."""
+    from gnc_jax.geometry import validate_configuration
+
+    A = validate_configuration(W)
+    if A.shape[0] != 3:
+        raise InvalidArgument(f"W must be a d = 3 configuration, got d = {A.shape[0]}")
+    return A, contact_graph(A, tol), {int(k) for k in rattlers}
+
+
+def _arc(a, b, n: int = 40) -> np.ndarray:
+    """n points (rows) of the great-circle arc from unit vector a to unit vector b."""
+    t = np.linspace(0, 1, n)[:, None]
+    theta = np.arccos(np.clip(a @ b, -1, 1))
+    return (np.sin((1 - t) * theta) * a + np.sin(t * theta) * b) / np.sin(theta)
+
+
+def _caption(edges, rattlers, tol) -> str:
+    return f"{len(edges)} contacts (min angle to {tol:g}), {len(rattlers)} rattlers in red"
+
+
+def code_figure_3d(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
+    """An interactive view of a d = 3 code (plotly; turn it with the mouse): a shaded sphere, the
+    points (rattlers in red) and the contact graph (:func:`contact_graph`) as great-circle arcs.
+    Returns a ``plotly.graph_objects.Figure`` (``.show()``, ``.write_html(path)``)."""
+    try:
+        import plotly.graph_objects as go
+    except ImportError:
+        raise ImportError("the interactive view needs plotly: pip install 'gnc_jax[demo]'") from None
+
+    A, edges, ratt = _d3_code(W, rattlers, tol)
+    u, v = np.meshgrid(
+        np.linspace(0, 2 * np.pi, 49, dtype=np.float32), np.linspace(0, np.pi, 25, dtype=np.float32)
+    )
+    sphere = go.Surface(
+        x=np.cos(u) * np.sin(v),
+        y=np.sin(u) * np.sin(v),
+        z=np.cos(v),
+        colorscale=[[0, "#b9c7d6"], [1, "#f4f7fa"]],
+        showscale=False,
+        hoverinfo="skip",
+        lighting=dict(ambient=0.75, diffuse=0.4, specular=0.1),
+    )
+    arcs = [np.vstack([1.004 * _arc(A[:, i], A[:, j], 24), np.full((1, 3), np.nan)]) for i, j in edges]
+    arcs = np.vstack(arcs) if arcs else np.empty((0, 3))
+    contacts = go.Scatter3d(
+        x=arcs[:, 0],
+        y=arcs[:, 1],
+        z=arcs[:, 2],
+        mode="lines",
+        line=dict(color="#1f3b5c", width=4),
+        hoverinfo="skip",
+        name="contacts",
+    )
+    points = go.Scatter3d(
+        x=1.01 * A[0],
+        y=1.01 * A[1],
+        z=1.01 * A[2],
+        mode="markers",
+        marker=dict(
+            size=5,
+            color=["#d62728" if k in ratt else "#1f77b4" for k in range(A.shape[1])],
+            line=dict(color="black", width=1),
+        ),
+        text=[f"w_{k}" + (" (rattler)" if k in ratt else "") for k in range(A.shape[1])],
+        hoverinfo="text",
+        name="points",
+    )
+    caption = _caption(edges, ratt, tol)
+    fig = go.Figure([sphere, contacts, points])
+    fig.update_layout(
+        title=dict(text=f"{title}<br><sub>{caption}</sub>" if title else caption, font=dict(size=14)),
+        scene=dict(
+            xaxis_visible=False,
+            yaxis_visible=False,
+            zaxis_visible=False,
+            aspectmode="cube",
+            camera=dict(eye=dict(x=1.15, y=0.95, z=0.75)),
+        ),
+        showlegend=False,
+        width=640,
+        height=640,
+        margin=dict(l=0, r=0, t=60, b=0),
+    )
+    return fig
+
+
 def code_figure(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
     """A d = 3 code drawn on a shaded sphere, from both sides (orthographic views along +z and -z):
     points (rattlers in red, hollow on the far side), and the contact graph (:func:`contact_graph`)
@@ -137,13 +230,7 @@ def code_figure(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
     import matplotlib.pyplot as plt
     from matplotlib.colors import LinearSegmentedColormap
 
-    from gnc_jax.geometry import validate_configuration
-
-    A = validate_configuration(W)
-    if A.shape[0] != 3:
-        raise InvalidArgument(f"W must be a d = 3 configuration, got d = {A.shape[0]}")
-    edges = contact_graph(A, tol)
-    ratt = set(int(k) for k in rattlers)
+    A, edges, ratt = _d3_code(W, rattlers, tol)
     x = np.linspace(-1, 1, 400)
     X, Y = np.meshgrid(x, x)
     Z = np.sqrt(np.clip(1 - X**2 - Y**2, 0, None))
@@ -151,16 +238,13 @@ def code_figure(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
     shade = np.clip(light[0] * X + light[1] * Y + light[2] * Z, 0, 1)
     shade = np.ma.masked_where(X**2 + Y**2 > 1, 0.35 + 0.65 * shade)
     cmap = LinearSegmentedColormap.from_list("sphere", ["#b9c7d6", "#f4f7fa"])
-    t = np.linspace(0, 1, 40)[:, None]
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.6))
     for ax, sign, side in zip(axes, (1, -1), ("seen from +z", "seen from -z")):
         P = A * np.array([[sign], [1], [sign]])  # the back view: rotate by pi about the y axis
         ax.imshow(shade, extent=(-1, 1, -1, 1), origin="lower", cmap=cmap, vmin=0, vmax=1)
         ax.add_patch(plt.Circle((0, 0), 1, fill=False, color="0.45", lw=0.8))
         for i, j in edges:
-            a, b = P[:, i], P[:, j]
-            theta = np.arccos(np.clip(a @ b, -1, 1))
-            arc = (np.sin((1 - t) * theta) * a + np.sin(t * theta) * b) / np.sin(theta)
+            arc = _arc(P[:, i], P[:, j])
             front = arc[:, 2] >= 0
             for mask, style in ((front, dict(color="#1f3b5c", lw=1.4)), (~front, dict(color="0.6", lw=0.7))):
                 seg = np.where(mask[:, None], arc, np.nan)
@@ -178,7 +262,7 @@ def code_figure(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
         ax.set_aspect("equal")
         ax.set_axis_off()
         ax.set_title(side, fontsize=9)
-    caption = f"{len(edges)} contacts (min angle to {tol:g}), {len(ratt)} rattlers in red"
+    caption = _caption(edges, ratt, tol)
     fig.suptitle(f"{title}\n{caption}" if title else caption, fontsize=10)
     fig.tight_layout()
     return fig

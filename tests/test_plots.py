@@ -4,7 +4,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from gnc_jax.plots import code_figure, contact_graph
+from gnc_jax.plots import code_figure, code_figure_3d, contact_graph
 
 matplotlib.use("Agg")  # the test process has no display
 
@@ -42,3 +42,24 @@ def test_code_figure_draws_two_views_and_rejects_other_dimensions(tmp_path):
     assert (tmp_path / "c.png").stat().st_size > 20000
     with pytest.raises(ValueError, match="d = 3"):
         code_figure(np.eye(4))
+
+
+def test_interactive_view_draws_every_contact_as_an_arc_on_the_sphere(tmp_path):
+    W = _rotated(_icosahedron())
+    fig = code_figure_3d(W, "icosahedron", rattlers=[3])
+    sphere, contacts, points = fig.data
+    arcs = np.stack([np.asarray(contacts[c], float) for c in "xyz"])
+    pieces = np.split(arcs, np.flatnonzero(np.isnan(arcs[0])), axis=1)
+    pieces = [p[:, ~np.isnan(p[0])] for p in pieces if np.any(~np.isnan(p[0]))]
+    assert len(pieces) == 30  # one arc per edge of the icosahedron
+    for arc in pieces:  # on the sphere (drawn at radius 1.004), from one point of the code to another
+        np.testing.assert_allclose(np.linalg.norm(arc, axis=0), 1.004, atol=1e-12)
+        ends = arc[:, [0, -1]] / 1.004
+        assert np.max(ends.T @ W, axis=1) == pytest.approx([1, 1], abs=1e-12)
+    P = np.stack([np.asarray(points[c], float) for c in "xyz"]) / 1.01
+    np.testing.assert_allclose(P, W, atol=1e-12)
+    assert [c == "#d62728" for c in points.marker.color] == [k == 3 for k in range(12)]
+    fig.write_html(tmp_path / "c.html", include_plotlyjs="cdn")
+    assert "plotly" in (tmp_path / "c.html").read_text()
+    with pytest.raises(ValueError, match="d = 3"):
+        code_figure_3d(np.eye(4))

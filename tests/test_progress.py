@@ -57,5 +57,8 @@ def test_meter_estimates_the_time_left_from_the_rate_after_the_first_report(monk
             _progress._receive(np.int64(position))
     assert meter.position == 500
     # 5 s after opening: no rate yet; 7 s: under 3 s since the last line; 9 s: 400 steps in 4 s
-    assert out.getvalue().splitlines() == ["solve x: 100/1000 steps, 5 s, ETA ?", "solve x: 500/1000 steps, 9 s, ETA 5 s"]
+    assert out.getvalue().splitlines() == [
+        "solve x: 100/1000 steps, 5 s, ETA ?",
+        "solve x: 500/1000 steps, 9 s, ETA 5 s",
+    ]
     assert not _progress._open

@@ -240,6 +240,11 @@ def test_plot_writes_pictures(tmp_path):
         + [f"{p}_d3_K{K}.png" for p in ("softmax-code", "tammes") for K in (4, 5, 6)]
     )
     assert all((tmp_path / "pics" / n).stat().st_size > 5000 for n in names)
+    # --html adds an interactive view of every d = 3 code drawn, beside its PNG
+    res = run_cli("plot", str(out), "--out", str(tmp_path / "html"), "--html")
+    assert res.returncode == 0, res.stderr
+    html = sorted(os.path.basename(p) for p in res.stdout.split() if p.endswith(".html"))
+    assert html == sorted(f"{p}_d3_K{K}.html" for p in ("softmax-code", "tammes") for K in (4, 5, 6))
 
 
 @pytest.mark.parametrize(
