@@ -216,8 +216,8 @@ def code_figure_3d(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
             camera=dict(eye=dict(x=1.15, y=0.95, z=0.75)),
         ),
         showlegend=False,
-        width=640,
-        height=640,
+        width=620,
+        height=620,
         margin=dict(l=0, r=0, t=60, b=0),
     )
     return fig
