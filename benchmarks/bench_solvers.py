@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gnc_jax
-from gnc_jax import batch
+from gnc_jax._src import batch
 
 jax.config.update("jax_enable_x64", True)  # the pymanopt-style baseline below runs in float64 too
 gnc_jax.tune_allocator()  # as the gnc-jax command does
@@ -63,7 +63,7 @@ def pymanopt_per_instance(d, K, n):
     mask = ~np.eye(K, dtype=bool)
     times, angles = [], []
     for i in range(n):
-        X = np.asarray(gnc_jax.sphere.random_points(jax.random.key(i), d, K))
+        X = np.asarray(gnc_jax._src.sphere.random_points(jax.random.key(i), d, K))
         t = time.perf_counter()
         for temp in np.geomspace(T0, T1, STAGES):
 

@@ -4,7 +4,7 @@ The paper's algorithm (``shared/tools/paper_hardmax.py``: projected subgradient 
 100k steps, torch on CPU, one thread) and ``gnc-jax solve softmax-code`` with default settings each run as
 a fresh process on the same pair (default d = 10, K = 100). Both are timed as whole processes (start-up,
 compilation included), and both configurations are certified the same way: the exact one-vs-rest margin
-rho of eq. (3) by :func:`gnc_jax.geometry.separation` in float64. Written to
+rho of eq. (3) by :func:`gnc_jax._src.geometry.separation` in float64. Written to
 benchmarks/results/paper_baseline.{json,md}.
 
 Torch is not a dependency of gnc_jax: the script uses ``--torch-python`` (default
@@ -63,7 +63,7 @@ def main():
     a = ap.parse_args()
 
     import gnc_jax
-    from gnc_jax.geometry import separation
+    from gnc_jax._src.geometry import separation
 
     py = torch_python(a.torch_python)
     cli = str(Path(sys.executable).with_name("gnc-jax"))

@@ -1,4 +1,4 @@
-"""Throughput of `gnc_jax.sweep` against solving the same (d, K) pairs one by one.
+"""Throughput of `gnc_jax._src.sweep` against solving the same (d, K) pairs one by one.
 
 Every side runs cold in a fresh process (compilation included: what a user waits for) with the same
 settings and seed: the sweep with its pipelined workers, the sweep with one worker, and a loop calling
@@ -25,8 +25,8 @@ def run_side(args):
     """One side, in this (fresh) process: prints {"seconds": ..., "scores": {...}} as JSON."""
     import gnc_jax
     from gnc_jax import store
-    from gnc_jax.cli import parse_int_spec
-    from gnc_jax.sweep import sweep
+    from gnc_jax._src.cli import parse_int_spec
+    from gnc_jax._src.sweep import sweep
 
     gnc_jax.tune_allocator()  # as the gnc-jax command does
 
@@ -101,7 +101,7 @@ def main():
     ref = res["one_by_one"]["scores"]
     import jax
 
-    from gnc_jax.sweep import default_batch_size, device_description
+    from gnc_jax._src.sweep import default_batch_size, device_description
 
     result = {
         "problem": args.problem,

@@ -6,12 +6,17 @@ is certified in float64, and the caller's own JAX code keeps its settings. Solve
 float32 on request (``SolverSettings(dtype='float32')``). :func:`tune_allocator` tunes glibc's
 allocator for XLA's per-step temporaries (a 2.2x speed-up on CPU); the ``gnc-jax`` command calls it,
 library users may.
+
+The public API is what this module exports, plus the namespaces :mod:`gnc_jax.theory`,
+:mod:`gnc_jax.metrics`, :mod:`gnc_jax.store`, :mod:`gnc_jax.plots`, :mod:`gnc_jax.nn` and
+:mod:`gnc_jax.related`; the implementation lives in ``gnc_jax._src`` (optax's layout) and may change.
 """
 
-from gnc_jax._process import tune_allocator
-from gnc_jax.batch import Solution, solve, solve_hardmax, solve_pairs, solve_softmax_code, solve_tammes
-from gnc_jax.driver import SolverSettings
-from gnc_jax.geometry import (
+from gnc_jax import metrics, plots, store, theory  # noqa: F401 (public namespaces)
+from gnc_jax._src.batch import Solution, solve, solve_hardmax, solve_pairs, solve_softmax_code, solve_tammes
+from gnc_jax._src.driver import SolverSettings
+from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.geometry import (
     Separation,
     cosines,
     max_cos,
@@ -24,7 +29,7 @@ from gnc_jax.geometry import (
     tammes_margin,
     tammes_rattlers,
 )
-from gnc_jax.metrics import (
+from gnc_jax._src.metrics import (
     class_major_labels,
     class_means,
     collapse_report,
@@ -34,7 +39,7 @@ from gnc_jax.metrics import (
     nc2_etf_distance,
     ncc_accuracy,
 )
-from gnc_jax.theory import (
+from gnc_jax._src.theory import (
     cross_polytope,
     regular_polygon,
     simplex_etf,
@@ -42,11 +47,26 @@ from gnc_jax.theory import (
     softmax_code_closed_form,
     tammes_closed_form,
 )
-from gnc_jax.ufm import UFMSettings, UFMSolution, solve_ufm
+from gnc_jax._src.process import tune_allocator
+from gnc_jax._src.registry import FAMILIES, Family
+from gnc_jax._src.search import SearchSettings, energy_codes, search_tammes
+from gnc_jax._src.status import SolutionCore, Status
+from gnc_jax._src.sweep import sweep
+from gnc_jax._src.ufm import UFMSettings, UFMSolution, solve_ufm, solve_ufm_instances
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "FAMILIES",
+    "Family",
+    "InvalidArgument",
+    "SearchSettings",
+    "SolutionCore",
+    "Status",
+    "energy_codes",
+    "search_tammes",
+    "solve_ufm_instances",
+    "sweep",
     "UFMSettings",
     "UFMSolution",
     "class_major_labels",

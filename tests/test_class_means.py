@@ -73,7 +73,7 @@ def test_bad_mixture_and_data():
 def test_cli_reports_alignment_and_steps(capsys):
     import json
 
-    from gnc_jax import cli
+    from gnc_jax._src import cli
 
     assert cli.main(["class-means", "--p", "16,64", "--steps", "800", "--seeds", "2"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

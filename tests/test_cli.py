@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gnc_jax
-from gnc_jax.cli import UsageError, main, parse_int_spec
+from gnc_jax._src.cli import UsageError, main, parse_int_spec
 
 FAST = ["--restarts", "4", "--steps", "600", "--hop-rounds", "1"]
 
@@ -218,7 +218,7 @@ def test_failure_inside_the_computation_exits_1_and_debug_shows_it(error, monkey
 
 def test_bad_input_subprocess_has_no_traceback():
     out = subprocess.run(
-        [sys.executable, "-m", "gnc_jax.cli", "solve", "tammes", "--d", "0:1", "--K", "5"],
+        [sys.executable, "-m", "gnc_jax", "solve", "tammes", "--d", "0:1", "--K", "5"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -228,7 +228,7 @@ def test_bad_input_subprocess_has_no_traceback():
 
 
 def test_demo_writes_csv_and_picture(tmp_path):
-    from gnc_jax import demo
+    from gnc_jax._src import demo
 
     rows = demo.run(
         str(tmp_path), ds=(2, 3), Ks=(3, 4, 7), settings=dict(restarts=4, steps=600, hop_rounds=1)

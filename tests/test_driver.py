@@ -7,8 +7,8 @@ import numpy as np
 import optax
 import pytest
 
-from gnc_jax.driver import euclidean_adam, retract, riemannian_adam, run_schedule
-from gnc_jax.sphere import normalize_columns
+from gnc_jax._src.driver import euclidean_adam, retract, riemannian_adam, run_schedule
+from gnc_jax._src.sphere import normalize_columns
 
 pytestmark = pytest.mark.usefixtures("x64")  # float64: the closed forms hold to rounding (1e-15)
 

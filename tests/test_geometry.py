@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gnc_jax
-from gnc_jax import geometry
+from gnc_jax._src import geometry
 
 
 def random_rotation(rng, d):

@@ -119,7 +119,7 @@ def test_bad_input_names_the_argument(P, k, model, match):
 def test_cli_reports_all_three_models(capsys):
     import json
 
-    from gnc_jax import cli
+    from gnc_jax._src import cli
 
     assert cli.main(["gsl", "--nx", "6", "--ny", "4", "--k", "1", "--epsilon", "0.01"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -11,7 +11,7 @@ from conftest import random_configuration
 from scipy.optimize import linprog
 
 import gnc_jax
-from gnc_jax import hull
+from gnc_jax._src import hull
 
 # These tests call JAX internals directly (float64 scoped to each test, as the public API does).
 pytestmark = pytest.mark.usefixtures("x64")
@@ -86,7 +86,7 @@ def test_degenerate_point_inside_hull():
     # a convex combination of three others (distance 0); the rest are unit vectors.
     W = random_configuration(4, 3, 12)
     W[:, 0] = 0.2 * W[:, 3] + 0.3 * W[:, 7] + 0.5 * W[:, 9]
-    dist = np.asarray(gnc_jax.geometry._separation(jnp.asarray(W), jnp.ones(12, bool)).distances)
+    dist = np.asarray(gnc_jax._src.geometry._separation(jnp.asarray(W), jnp.ones(12, bool)).distances)
     ref = np.array([reference_distance(W, k) for k in range(12)])
     assert ref[0] == 0.0 and dist[0] <= 1e-12
     np.testing.assert_allclose(dist, ref, atol=1e-9)
@@ -115,7 +115,7 @@ def test_envelope_gradient_matches_finite_differences(d, K):
     weights = np.asarray(sep.weights)
 
     def dist_k(Wf, k):
-        return gnc_jax.geometry.distances_envelope(Wf, weights)[k]
+        return gnc_jax._src.geometry.distances_envelope(Wf, weights)[k]
 
     rng = np.random.default_rng(0)
     for k in range(0, K, 3):
@@ -123,8 +123,8 @@ def test_envelope_gradient_matches_finite_differences(d, K):
         # Directional derivative of the exact distance (re-solving the QP) along a random direction.
         V = rng.standard_normal((d, K))
         eps = 1e-6
-        plus = gnc_jax.geometry._separation(jnp.asarray(W + eps * V), jnp.ones(K, bool)).distances[k]
-        minus = gnc_jax.geometry._separation(jnp.asarray(W - eps * V), jnp.ones(K, bool)).distances[k]
+        plus = gnc_jax._src.geometry._separation(jnp.asarray(W + eps * V), jnp.ones(K, bool)).distances[k]
+        minus = gnc_jax._src.geometry._separation(jnp.asarray(W - eps * V), jnp.ones(K, bool)).distances[k]
         fd = (float(plus) - float(minus)) / (2 * eps)
         assert np.sum(grad * V) == pytest.approx(fd, rel=1e-6, abs=1e-8)
 

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from gnc_jax import cli, metrics
+from gnc_jax._src import cli, metrics
 from gnc_jax.related import imbalanced as imb
 
 LAM = 0.01

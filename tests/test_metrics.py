@@ -5,7 +5,7 @@ import pytest
 from conftest import random_configuration
 
 import gnc_jax
-from gnc_jax import metrics
+from gnc_jax._src import metrics
 
 
 def _loop_gnc1(H, y, K, centred):

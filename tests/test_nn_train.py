@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from gnc_jax import cli, nn, theory
+from gnc_jax import nn
+from gnc_jax._src import cli, theory
 
 SMALL = nn.TrainSettings(epochs=25, batch_size=16, learning_rate=1e-2)
 

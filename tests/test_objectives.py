@@ -7,7 +7,7 @@ import pytest
 from conftest import random_configuration
 
 import gnc_jax
-from gnc_jax.objectives import PROBLEMS, get_problem
+from gnc_jax._src.objectives import PROBLEMS, get_problem
 
 # These tests call JAX internals directly (float64 scoped to each test, as the public API does).
 pytestmark = pytest.mark.usefixtures("x64")

@@ -4,7 +4,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from gnc_jax.plots import code_figure, code_figure_3d, contact_graph
+from gnc_jax._src.plots import code_figure, code_figure_3d, contact_graph
 
 matplotlib.use("Agg")  # the test process has no display
 

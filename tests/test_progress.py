@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gnc_jax
-from gnc_jax import _progress
+from gnc_jax._src import progress
 
 LINE = re.compile(r"^(solve \w+ \(.*\)): (\d+)/(\d+) steps, \d+ s, ETA (\d+ s|\?)$")
 
@@ -20,7 +20,7 @@ def _step_lines(text):
 @pytest.fixture
 def every_report(monkeypatch):
     """A meter that prints every report (the default waits 10 s between lines)."""
-    monkeypatch.setattr(_progress.StepMeter, "interval", 0.0)
+    monkeypatch.setattr(progress.StepMeter, "interval", 0.0)
 
 
 def test_max_min_solve_reports_each_position_once_and_computes_the_same(every_report):
@@ -33,7 +33,7 @@ def test_max_min_solve_reports_each_position_once_and_computes_the_same(every_re
         np.testing.assert_array_equal(a.W, b.W)
     lines = _step_lines(out.getvalue())
     total = 100 + 2 * 50 + 50
-    assert [p for _, p, _ in lines] == list(range(_progress.EVERY, total + 1, _progress.EVERY))
+    assert [p for _, p, _ in lines] == list(range(progress.EVERY, total + 1, progress.EVERY))
     assert {(label, t) for label, _, t in lines} == {("solve tammes (d <= 3, K <= 8, 2 pair(s))", total)}
     assert "solve tammes: bucket 1/1, 2/2 instances" in out.getvalue()
 
@@ -49,16 +49,16 @@ def test_ufm_solve_reports_its_steps_and_computes_the_same(every_report):
 
 def test_meter_estimates_the_time_left_from_the_rate_after_the_first_report(monkeypatch):
     clock = iter([0.0, 5.0, 7.0, 9.0])  # opened at 0; reports at 5 (compiled by then), 7 and 9
-    monkeypatch.setattr(_progress.time, "perf_counter", lambda: next(clock))
-    monkeypatch.setattr(_progress.StepMeter, "interval", 3.0)
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(progress.StepMeter, "interval", 3.0)
     out = io.StringIO()
-    with _progress.step_meter(out, "solve x", 1000) as meter:
+    with progress.step_meter(out, "solve x", 1000) as meter:
         for position in (100, 300, 500):
-            _progress._receive(np.int64(position))
+            progress._receive(np.int64(position))
     assert meter.position == 500
     # 5 s after opening: no rate yet; 7 s: under 3 s since the last line; 9 s: 400 steps in 4 s
     assert out.getvalue().splitlines() == [
         "solve x: 100/1000 steps, 5 s, ETA ?",
         "solve x: 500/1000 steps, 9 s, ETA 5 s",
     ]
-    assert not _progress._open
+    assert not progress._open

@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
-from gnc_jax import registry, store, sweep
-from gnc_jax.cli import build_parser
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import registry, store, sweep
+from gnc_jax._src.cli import build_parser
+from gnc_jax._src.errors import InvalidArgument
 
 # One tiny instance per family, solved through the registry's own solve function.
 TINY = {

@@ -96,7 +96,7 @@ def test_bad_input_names_the_argument(kwargs, match):
 def test_cli_prints_prediction_beside_training(capsys):
     import json
 
-    from gnc_jax import cli
+    from gnc_jax._src import cli
 
     assert cli.main(["rmt", "--p", "50", "--seeds", "3"]) == 0
     row = json.loads(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""The iterated hole search (gnc_jax.search): best-known codes, anytime stops, cross-seeding, errors."""
+"""The iterated hole search (gnc_jax._src.search): best-known codes, anytime stops, cross-seeding, errors."""
 
 import csv
 import io
@@ -10,7 +10,7 @@ import pytest
 from conftest import DATA, known_tammes
 
 import gnc_jax
-from gnc_jax.search import SearchSettings, angle_deg, energy_codes, search_tammes
+from gnc_jax._src.search import SearchSettings, angle_deg, energy_codes, search_tammes
 
 SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600)
 

@@ -10,14 +10,14 @@ import numpy as np
 SCRIPT = r"""
 import json, jax, numpy as np
 import gnc_jax
-from gnc_jax import batch
+from gnc_jax._src import batch
 assert jax.device_count() == 4, jax.devices()
 settings = gnc_jax.SolverSettings(
     restarts=6, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8
 )
 sols = gnc_jax.solve_pairs("softmax-code", [(2, 5), (2, 4)], seed=0, settings=settings)
 # The program of that bucket (d <= 2, K <= 8, two pairs): does it communicate?
-fn = batch._bucket_solver(gnc_jax.objectives.SOFTMAX_CODE, settings.replace(restarts=8), 2, 8, 4)
+fn = batch._bucket_solver(gnc_jax._src.objectives.SOFTMAX_CODE, settings.replace(restarts=8), 2, 8, 4)
 keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(0), i))(np.arange(2))
 hlo = fn.lower(keys, np.array([2, 2]), np.array([5, 4])).compile().as_text()
 print(json.dumps({"rho": [s.rho_one_vs_rest for s in sols], "restarts": [s.restarts for s in sols],

@@ -5,8 +5,8 @@ import pytest
 from conftest import known_tammes
 
 import gnc_jax
-from gnc_jax import theory
-from gnc_jax.driver import SolverSettings
+from gnc_jax._src import theory
+from gnc_jax._src.driver import SolverSettings
 
 
 def theorem_3_3_pairs():
@@ -99,7 +99,7 @@ def test_float32_solver_is_certified_in_float64():
 
 
 def test_one_compilation_per_bucket(monkeypatch):
-    from gnc_jax import batch
+    from gnc_jax._src import batch
 
     # A bucket solver traces solve_pair once per compilation (vmap traces its function once): count them.
     traces = []

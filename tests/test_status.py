@@ -2,7 +2,7 @@
 
 import math
 
-from gnc_jax.status import Status, from_residual
+from gnc_jax._src.status import Status, from_residual
 
 
 def test_from_residual_names_each_outcome():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gnc_jax import store
-from gnc_jax.store import ResultsStore, StoreError
+from gnc_jax._src import store
+from gnc_jax._src.store import ResultsStore, StoreError
 
 
 def row(problem="tammes", d=3, K=5, n=None, tau=None, **values):

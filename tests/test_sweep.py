@@ -15,11 +15,11 @@ from conftest import known_tammes
 from test_cli import run_cli
 
 import gnc_jax
-from gnc_jax import store
-from gnc_jax.status import Status
-from gnc_jax.store import StoreError
-from gnc_jax.sweep import grid, sweep
-from gnc_jax.ufm import UFMSettings
+from gnc_jax._src import store
+from gnc_jax._src.status import Status
+from gnc_jax._src.store import StoreError
+from gnc_jax._src.sweep import grid, sweep
+from gnc_jax._src.ufm import UFMSettings
 
 BUDGET = dict(restarts=8, steps=600, hop_rounds=1)
 CLI_BUDGET = ["--restarts", "8", "--steps", "600", "--hop-rounds", "1"]
@@ -90,7 +90,7 @@ def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
 def test_sigkill_mid_sweep_then_resume(tmp_path):
     out = tmp_path / "codes.csv"
     args = ["sweep", "tammes", "--d", "2:4", "--K", "3:9", "--out", str(out), "--batch", "1", *CLI_BUDGET]
-    cmd = [sys.executable, "-m", "gnc_jax.cli", *args]
+    cmd = [sys.executable, "-m", "gnc_jax", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
@@ -127,7 +127,7 @@ def test_hosts_write_shards_that_table_merges(tmp_path):
             [
                 sys.executable,
                 "-m",
-                "gnc_jax.cli",
+                "gnc_jax",
                 "sweep",
                 "tammes",
                 "--d",

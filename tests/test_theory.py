@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gnc_jax
-from gnc_jax import theory
+from gnc_jax._src import theory
 
 
 @pytest.mark.parametrize(

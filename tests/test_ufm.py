@@ -7,8 +7,8 @@ import pytest
 from conftest import known_tammes, random_configuration
 
 import gnc_jax
-from gnc_jax import metrics
-from gnc_jax.objectives import ufm_log_loss, ufm_mean_ce
+from gnc_jax._src import metrics
+from gnc_jax._src.objectives import ufm_log_loss, ufm_mean_ce
 
 TAUS = [0.5, 0.1, 0.02, 0.005]
 

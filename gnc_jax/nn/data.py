@@ -11,7 +11,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src.errors import InvalidArgument
 
 DATASETS = ("digits", "gaussian")
 

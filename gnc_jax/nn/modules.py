@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src.errors import InvalidArgument
 
 
 def normalize(x, axis: int = -1):

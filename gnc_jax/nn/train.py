@@ -2,7 +2,7 @@
 
 The loss is the mean cross-entropy of logits W^T h / tau (eq. 2 with features produced by the network).
 After each epoch the normalised features of the whole training set are recomputed in eval mode and
-measured with :mod:`gnc_jax.metrics` in float64: GNC1 (paper's uncentred Sigma_B), GNC2 (certified
+measured with :mod:`gnc_jax._src.metrics` in float64: GNC1 (paper's uncentred Sigma_B), GNC2 (certified
 rho_one-vs-rest of the classifier's W) and its ratio to rho*(d, K) of the core solver, GNC3, NCC
 accuracy on the training and the test set (test features against the training class means).
 """
@@ -20,10 +20,10 @@ import numpy as np
 import optax
 from flax import nnx
 
-from gnc_jax import metrics
-from gnc_jax._process import float64
-from gnc_jax.driver import ValidatedSettings
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import metrics
+from gnc_jax._src.process import float64
+from gnc_jax._src.driver import ValidatedSettings
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax.nn.data import Dataset
 from gnc_jax.nn.modules import (
     MLP,
@@ -206,7 +206,7 @@ def epoch_metrics(model: Network, data: Dataset, rho_hat: float | None = None) -
 def reference_rho(d: int, K: int) -> float:
     """rho-hat(d, K): certified margin of the best softmax code the core solver finds (seed 0): a lower
     bound on rho*(d, K), equal to it where Theorem 3.3 gives rho*."""
-    from gnc_jax.batch import solve_softmax_code
+    from gnc_jax._src.batch import solve_softmax_code
 
     return solve_softmax_code(d, K, seed=0, restarts=16, hop_rounds=2).rho_one_vs_rest
 

@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 
-from gnc_jax._process import float64
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src.process import float64
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax.nn import data as datasets
 from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, train
 
@@ -23,7 +23,7 @@ from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, train
 def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:
     """W (d, K) of the best softmax code found by the core solver, columns permuted so that class k
     gets code point ``assignment[k]`` (identity by default)."""
-    from gnc_jax.batch import solve_softmax_code
+    from gnc_jax._src.batch import solve_softmax_code
 
     W = solve_softmax_code(d, K, seed=0, restarts=16, hop_rounds=2).W
     if assignment is None:

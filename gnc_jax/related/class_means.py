@@ -21,9 +21,9 @@ import numpy as np
 import optax
 import optimistix as optx
 
-from gnc_jax import _runner, metrics
-from gnc_jax._process import float64
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import metrics, runner
+from gnc_jax._src.process import float64
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
 
 
@@ -64,9 +64,9 @@ def nor_mixture(key, n: int, p: int, K: int, mean_norm: float = 1.0, epsilon: fl
     covariances sigma_1^2 I with sigma_1^2 = p^{-epsilon} (sigma_2 = 0); classes balanced (n // K each,
     the remainder to the first classes). Returns (X (p, n), labels (n,)).
     """
-    (n,) = _runner.positive_ints("n", n)
-    (p,) = _runner.positive_ints("p", p)
-    (K,) = _runner.positive_ints("K", K)
+    (n,) = runner.positive_ints("n", n)
+    (p,) = runner.positive_ints("p", p)
+    (K,) = runner.positive_ints("K", K)
     if p < K:
         raise InvalidArgument(f"K must be <= p for orthogonal means, got K={K}, p={p}")
     if n < K:
@@ -156,8 +156,8 @@ def train_softmax_layer(
         raise InvalidArgument(f"lam must be a finite number > 0, got {lam!r}")
     if optimizer not in ("adam", "sgd"):
         raise InvalidArgument(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
-    (steps,) = _runner.positive_ints("steps", steps, minimum=1)
-    key = _runner.resolve_key(key, seed)
+    (steps,) = runner.positive_ints("steps", steps, minimum=1)
+    key = runner.resolve_key(key, seed)
     if isinstance(init, str):
         if init not in ("random", "class_means"):
             raise InvalidArgument(f"init must be 'random', 'class_means' or a (p, K) array, got {init!r}")
@@ -187,10 +187,10 @@ def alignment_rows(ps, K: int = 4, lam: float = 1e-2, steps: int = 2000, seeds: 
     the cosines of the learned weights (seed 0) to the centred class means (mean and min), and the
     median over ``seeds`` seeds of the steps to 1.01 x the best loss from random starts and from the
     class-mean initialisation (same norm). Yields the rows as they are computed."""
-    ps = _runner.positive_ints("p", ps)
-    (K,) = _runner.positive_ints("K", K)
-    (seeds,) = _runner.positive_ints("seeds", seeds, minimum=1)
-    (steps,) = _runner.positive_ints("steps", steps, minimum=1)
+    ps = runner.positive_ints("p", ps)
+    (K,) = runner.positive_ints("K", K)
+    (seeds,) = runner.positive_ints("seeds", seeds, minimum=1)
+    (steps,) = runner.positive_ints("steps", steps, minimum=1)
     for p in ps:
         if p < K:
             raise InvalidArgument(f"p must be >= K (orthogonal means), got p={p}, K={K}")

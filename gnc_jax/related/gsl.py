@@ -34,11 +34,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax import _runner
-from gnc_jax._process import float64
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import runner
+from gnc_jax._src.process import float64
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
-from gnc_jax.status import SolutionCore, from_residual
+from gnc_jax._src.status import SolutionCore, from_residual
 
 MODELS = ("forward", "reverse", "joint")
 
@@ -114,8 +114,8 @@ def near_independent(key, nx: int, ny: int, epsilon: float, decay: float = 0.5) 
     and the singular values of B - sqrt(P_X) sqrt(P_Y)^T are proportional to s_i = decay^i: every
     leading singular subspace is well separated from the rest.
     """
-    (nx,) = _runner.positive_ints("nx", nx)
-    (ny,) = _runner.positive_ints("ny", ny)
+    (nx,) = runner.positive_ints("nx", nx)
+    (ny,) = runner.positive_ints("ny", ny)
     if not (isinstance(epsilon, (int, float)) and 0 < epsilon <= 1):
         raise InvalidArgument(f"epsilon must be in (0, 1], got {epsilon!r}")
     if not (isinstance(decay, (int, float)) and 0 < decay <= 1):
@@ -163,7 +163,7 @@ class GSLResult(SolutionCore):
         E_Q[g | X] = E_P[g | X].
       residual (alias ``grad_norm``), steps: the final gradient norm and the steps of the L-BFGS
         run; status: ``stationary`` when the gradient norm reached ``grad_tol``, else ``max_steps``
-        or ``nonfinite`` (:mod:`gnc_jax.status`); wall_s: the whole call, compilation included.
+        or ``nonfinite`` (:mod:`gnc_jax._src.status`); wall_s: the whole call, compilation included.
     """
 
     model: str
@@ -239,10 +239,10 @@ def train_softmax(
     k = _check_k(k, P)
     if model not in MODELS:
         raise InvalidArgument(f"model must be one of {MODELS}, got {model!r}")
-    key = _runner.resolve_key(key, seed)
+    key = runner.resolve_key(key, seed)
     if not (isinstance(init_scale, (int, float)) and init_scale > 0):
         raise InvalidArgument(f"init_scale must be > 0, got {init_scale!r}")
-    (max_steps,) = _runner.positive_ints("max_steps", max_steps, minimum=1)
+    (max_steps,) = runner.positive_ints("max_steps", max_steps, minimum=1)
     B = b_matrix(P)
     sigma = np.linalg.svd(B - np.outer(np.sqrt(P.sum(axis=1)), np.sqrt(P.sum(axis=0))), compute_uv=False)[0]
     params, steps, gnorm = _trainer(model, P.shape, k)(

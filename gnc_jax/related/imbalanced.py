@@ -28,7 +28,7 @@ collapsed class's, "minority collapse") iff n_l <= N^2 lambda_W lambda_H K / (K 
 hypothesis p_l = log((K-1)(1/s_l - 1)) and threshold are confirmed (with p_l clipped at 0).
 
 **Solver** (:func:`solve_ufm_imbalanced`): projected Adam (the shared driver
-:func:`gnc_jax.driver.run_schedule`: :func:`gnc_jax.driver.euclidean_adam`, then the projection
+:func:`gnc_jax._src.driver.run_schedule`: :func:`gnc_jax._src.driver.euclidean_adam`, then the projection
 onto H >= 0) from a large non-negative start, with a
 continuation on the regularisers (scaled by ``lambda_start`` -> 1 over ``steps``), then
 ``hold_steps`` with the step decaying to ``final_rate``. A small start with the full regularisers
@@ -60,12 +60,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from gnc_jax import _runner, metrics
-from gnc_jax._process import float64
-from gnc_jax.driver import ValidatedSettings, axis_map, euclidean_adam, geometric, run_schedule
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import metrics, runner
+from gnc_jax._src.process import float64
+from gnc_jax._src.driver import ValidatedSettings, axis_map, euclidean_adam, geometric, run_schedule
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax.related._optim import cross_entropy
-from gnc_jax.status import SolutionCore, Status
+from gnc_jax._src.status import SolutionCore, Status
 
 OPTIMAL, STATIONARY, MAX_STEPS, NONFINITE = (
     Status.OPTIMAL,
@@ -90,7 +90,7 @@ def _counts(counts, name: str = "counts") -> np.ndarray:
 def _one_positive(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
         raise InvalidArgument(f"{name} must be a number > 0, got {value!r}")
-    (v,) = _runner.positive_floats(name, value)
+    (v,) = runner.positive_floats(name, value)
     return v
 
 
@@ -180,7 +180,7 @@ def predict_imbalanced(
     n = _counts(counts).astype(np.float64)
     lw, lh = _one_positive("lambda_w", lambda_w), _one_positive("lambda_h", lambda_h)
     if d is not None:
-        (d,) = _runner.positive_ints("d", d)
+        (d,) = runner.positive_ints("d", d)
     K, N = len(n), float(n.sum())
     c = np.sqrt(lw * lh * n * (K - 1) / K)
     s = N * np.sqrt(lw * lh * (K - 1) / K) / np.sqrt(n)
@@ -252,7 +252,7 @@ def geometry_report(W, H, counts, lambda_w: float, lambda_h: float, collapse_tol
     """Measured geometry of (W, H) for class sizes ``counts`` and its distance to the closed form.
 
     Returns a dict with ``feature_norms`` (norms of the class means) and ``classifier_norms`` (K,);
-    ``collapsed`` (mean norm <= collapse_tol times the largest); ``nc1`` (:func:`gnc_jax.metrics.gnc1`
+    ``collapsed`` (mean norm <= collapse_tol times the largest); ``nc1`` (:func:`gnc_jax._src.metrics.gnc1`
     with the uncentred Sigma_B, natural for non-negative features whose means form an orthogonal
     frame); ``orthogonality`` (largest |cos| between means of non-collapsed classes);
     ``alignment_error`` (||W - W_hat|| / ||W||, W_hat the :func:`centred_scaled_means` of the
@@ -453,7 +453,7 @@ def _clip_features(params):
 def _batch_solver(settings: ImbalancedSettings, d: int, K: int, N_max: int, n_dev: int):
     s = settings
     dtype = jnp.dtype(s.dtype)
-    constrain = _runner.restart_constraint(n_dev)
+    constrain = runner.restart_constraint(n_dev)
     scales = jnp.concatenate([geometric(s.lambda_start, 1.0, s.steps), jnp.ones(s.hold_steps)]).astype(dtype)
     rates = s.learning_rate * jnp.concatenate(
         [jnp.ones(s.steps), geometric(1.0, s.final_rate, s.hold_steps)]
@@ -569,17 +569,17 @@ def solve_ufm_imbalanced(
       (profile, lambda_w, lambda_h; the last varies fastest).
     """
     profiles, single = _profiles(counts)
-    (d,) = _runner.positive_ints("d", d)
-    lws = _runner.positive_floats("lambda_w", lambda_w)
-    lhs = _runner.positive_floats("lambda_h", lambda_h)
-    key = _runner.resolve_key(key, seed)
+    (d,) = runner.positive_ints("d", d)
+    lws = runner.positive_floats("lambda_w", lambda_w)
+    lhs = runner.positive_floats("lambda_h", lambda_h)
+    key = runner.resolve_key(key, seed)
     settings = (settings or ImbalancedSettings()).replace(**overrides)
-    n_dev = _runner.device_count()
-    settings = settings.replace(restarts=_runner.round_to_devices(settings.restarts, n_dev))
+    n_dev = runner.device_count()
+    settings = settings.replace(restarts=runner.round_to_devices(settings.restarts, n_dev))
     K = len(profiles[0])
     grid = [(c, lw, lh) for c in profiles for lw in lws for lh in lhs]
     N_max = max(int(c.sum()) for c in profiles)
-    N_max = N_max if len(profiles) == 1 else _runner.bucket_size(N_max)
+    N_max = N_max if len(profiles) == 1 else runner.bucket_size(N_max)
 
     def solve(bucket, members, padded):  # one bucket: the whole grid
         labels = np.zeros((len(padded), N_max), np.int32)
@@ -588,7 +588,7 @@ def solve_ufm_imbalanced(
             c = grid[i][0]
             labels[row, : c.sum()] = np.repeat(np.arange(K), c)
             weights[row, : c.sum()] = 1.0 / c.sum()
-        keys = jnp.stack([_runner.instance_key(key, *grid[i][0], *grid[i][1:]) for i in padded])
+        keys = jnp.stack([runner.instance_key(key, *grid[i][0], *grid[i][1:]) for i in padded])
         lambda_ws, lambda_hs = (jnp.asarray([grid[i][j] for i in padded]) for j in (1, 2))
         fn = _batch_solver(settings, d, K, N_max, n_dev)
         return jax.device_get(fn(keys, jnp.asarray(labels), jnp.asarray(weights), lambda_ws, lambda_hs))
@@ -602,7 +602,7 @@ def solve_ufm_imbalanced(
             for s, i in enumerate(members)
         ]
 
-    out = _runner.run_buckets(len(grid), lambda i: 0, solve, finish)
+    out = runner.run_buckets(len(grid), lambda i: 0, solve, finish)
     return out[0] if single and np.ndim(lambda_w) == 0 and np.ndim(lambda_h) == 0 else out
 
 

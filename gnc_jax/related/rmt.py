@@ -52,12 +52,12 @@ import optimistix as optx
 import scipy.linalg
 from jax.scipy.special import ndtr
 
-from gnc_jax import _runner
-from gnc_jax._process import float64
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import runner
+from gnc_jax._src.process import float64
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax.related._optim import minimise_lbfgs
 from gnc_jax.related.class_means import softmax_loss
-from gnc_jax.status import SolutionCore, Status, from_residual
+from gnc_jax._src.status import SolutionCore, Status, from_residual
 
 _NODES, _WEIGHTS = np.polynomial.hermite.hermgauss(80)
 
@@ -102,7 +102,7 @@ class RMTPrediction(SolutionCore):
       residual: max |update(y) - y| over (delta, m, sigma) at the returned y: the fixed-point
         equations hold to it.
       status: ``stationary`` when the residual is <= ``tol``, else ``max_steps`` or ``nonfinite``;
-        ``failed`` when a Newton solve for xi did not converge (:mod:`gnc_jax.status`).
+        ``failed`` when a Newton solve for xi did not converge (:mod:`gnc_jax._src.status`).
     """
 
     delta: np.ndarray
@@ -411,7 +411,7 @@ def _multiclass_inputs(means, covs, proportions, n, lam):
     gamma = np.asarray(proportions, np.float64)
     if gamma.shape != (k,) or np.any(gamma <= 0) or abs(gamma.sum() - 1) > 1e-9:
         raise InvalidArgument(f"proportions must be {k} positive numbers summing to 1, got {proportions!r}")
-    (n,) = _runner.positive_ints("n", n, minimum=2)
+    (n,) = runner.positive_ints("n", n, minimum=2)
     lams = np.broadcast_to(np.asarray(lam, np.float64), (k,)).copy()
     if not np.all(np.isfinite(lams)) or np.any(lams <= 0):
         raise InvalidArgument(f"lam must be > 0 (a number or one per class), got {lam!r}")
@@ -448,8 +448,8 @@ def predict_multiclass(
     start = time.perf_counter()
     means, covs, gamma, n, lams = _multiclass_inputs(means, covs, proportions, n, lam)
     k, p = means.shape
-    key = _runner.resolve_key(key, seed)
-    (samples,) = _runner.positive_ints("samples", samples, minimum=100)
+    key = runner.resolve_key(key, seed)
+    (samples,) = runner.positive_ints("samples", samples, minimum=100)
     G = np.asarray(jax.random.normal(key, (k, samples, k), jnp.float64))
     y = (np.zeros((k, k, k)), np.zeros((k, k)), np.stack([np.eye(k)] * k))
     inputs = (means, covs, gamma, n, lams, G)
@@ -527,13 +527,13 @@ def figure2_rows(
     ``seeds`` > 0 the mean and standard error of as many trained classifiers (seed s: training set
     from key s, test set of 5000 from fold_in(key s, 1)) and how many fits were ``stationary``.
     Yields the rows as they are computed."""
-    ps = _runner.positive_ints("p", ps)
-    (n,) = _runner.positive_ints("n", n)
+    ps = runner.positive_ints("p", ps)
+    (n,) = runner.positive_ints("n", n)
     if not (isinstance(proportion, (int, float)) and 0 < proportion < 1):
         raise InvalidArgument(f"proportion must be in (0, 1), got {proportion!r}")
     if not (isinstance(mean_norm, (int, float)) and math.isfinite(mean_norm) and mean_norm > 0):
         raise InvalidArgument(f"mean_norm must be a finite number > 0, got {mean_norm!r}")
-    (seeds,) = _runner.positive_ints("seeds", seeds, minimum=0)
+    (seeds,) = runner.positive_ints("seeds", seeds, minimum=0)
     gamma = np.array([proportion, 1 - proportion])
     for p in ps:
         mu = np.zeros((2, p))

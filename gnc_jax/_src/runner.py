@@ -1,10 +1,10 @@
 """The one batched runner every solver family uses: validation of the grid's values, keys, size
 buckets, padding, devices, timing and scatter back.
 
-A family (the max-min problems in :mod:`gnc_jax.batch`, the UFM in :mod:`gnc_jax.ufm`, the imbalanced
-UFM in :mod:`gnc_jax.related.imbalanced`) supplies the bucket of each instance, how to solve a bucket
-(one compiled call over its padded members, plus whatever runs on the host) and how to finish each
-member's solution; :func:`run_buckets` does the rest. Instance keys are derived from the instance
+A family (the max-min problems in :mod:`gnc_jax._src.batch`, the UFM in :mod:`gnc_jax._src.ufm`, the
+imbalanced UFM in :mod:`gnc_jax.related.imbalanced`) supplies the bucket of each instance, how to solve
+a bucket (one compiled call over its padded members, plus whatever runs on the host) and how to finish
+each member's solution; :func:`run_buckets` does the rest. Instance keys are derived from the instance
 alone (:func:`instance_key`), so a result does not depend on what else is in the batch.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src.errors import InvalidArgument
 
 # Bucket sizes: 2, 3, 4, 6, 8, 12, ... (at most 50% padding per axis), 25% steps from 1024 on.
 _SIZES = sorted(

@@ -2,7 +2,7 @@
 
 The CLI's choices and its checks of which options apply, the sweep's grid, and the results store's
 rule for the best row all derive from these records. Adding a problem is one :class:`Family` here
-plus its objective (:mod:`gnc_jax.objectives`) and its solve function.
+plus its objective (:mod:`gnc_jax._src.objectives`) and its solve function.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import dataclasses
 import importlib
 from collections.abc import Callable, Iterable
 
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src.errors import InvalidArgument
 
-# Options of the global search (gnc_jax.search): the Tammes and softmax-code families only.
+# Options of the global search (gnc_jax._src.search): the Tammes and softmax-code families only.
 SEARCH_OPTIONS = ("time_limit", "search_rounds", "search_population")
 
 
@@ -57,7 +57,7 @@ def _load(path: str):
     return getattr(importlib.import_module(module), name)
 
 
-_SOLVER = "gnc_jax.driver:SolverSettings"
+_SOLVER = "gnc_jax._src.driver:SolverSettings"
 
 
 FAMILIES = (
@@ -67,7 +67,7 @@ FAMILIES = (
         "min_angle_deg",
         True,
         frozenset({"hop_rounds", *SEARCH_OPTIONS}),
-        "gnc_jax.batch:solve_tammes",
+        "gnc_jax._src.batch:solve_tammes",
         _SOLVER,
     ),
     Family(
@@ -76,7 +76,7 @@ FAMILIES = (
         "rho_one_vs_rest",
         True,
         frozenset({"hop_rounds", *SEARCH_OPTIONS}),
-        "gnc_jax.batch:solve_softmax_code",
+        "gnc_jax._src.batch:solve_softmax_code",
         _SOLVER,
     ),
     Family(
@@ -85,7 +85,7 @@ FAMILIES = (
         "rho_one_vs_rest",
         True,
         frozenset({"hop_rounds", "n"}),
-        "gnc_jax.batch:solve_hardmax",
+        "gnc_jax._src.batch:solve_hardmax",
         _SOLVER,
     ),
     Family(
@@ -94,8 +94,8 @@ FAMILIES = (
         "loss",
         False,
         frozenset({"n", "tau", "weight_decay"}),
-        "gnc_jax.ufm:solve_ufm",
-        "gnc_jax.ufm:UFMSettings",
+        "gnc_jax._src.ufm:solve_ufm",
+        "gnc_jax._src.ufm:UFMSettings",
         required=("tau",),
     ),
     Family(
@@ -115,7 +115,7 @@ STORED = tuple(f.name for f in FAMILIES if f.stored)
 
 
 def family(name: str) -> Family:
-    """The family called ``name`` (:class:`~gnc_jax.errors.InvalidArgument` naming 'problem' if none)."""
+    """The family called ``name`` (:class:`~gnc_jax._src.errors.InvalidArgument` naming 'problem' if none)."""
     for f in FAMILIES:
         if f.name == name:
             return f
@@ -123,7 +123,7 @@ def family(name: str) -> Family:
 
 
 def check_options(name: str, given: Iterable[str], spell: Callable[[str], str] = str) -> None:
-    """Raise :class:`~gnc_jax.errors.InvalidArgument` if an option in ``given`` does not apply to the
+    """Raise :class:`~gnc_jax._src.errors.InvalidArgument` if an option in ``given`` does not apply to the
     family ``name`` or a required one is missing; ``spell`` writes an option as the caller knows it
     (e.g. ``--weight-decay`` in the CLI)."""
     f = family(name)

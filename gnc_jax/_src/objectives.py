@@ -4,7 +4,7 @@ Each problem is a :class:`Problem`: ``init`` draws parameters (a dict of manifol
 shape (d_max, K_max) with unit columns), ``loss(params, offsets, t)`` is the log-sum-exp smoothing
 at temperature t (to be minimised; it upper-bounds the exact max term and is within t log(#terms) of
 it), and ``score(params, col_mask)`` is the exact quantity the solver maximises (used to select
-candidates; the final numbers are always recomputed by :mod:`gnc_jax.geometry`).
+candidates; the final numbers are always recomputed by :mod:`gnc_jax._src.geometry`).
 
 * Tammes, eq. (11): minimise max_{i != j} <w_i, w_j>.
 * Softmax code, eq. (3): by minimax duality dist(w_k, conv{w_j : j != k}) =
@@ -15,7 +15,7 @@ candidates; the final numbers are always recomputed by :mod:`gnc_jax.geometry`).
 * HardMax, eq. (5): the same terms with n features per class, H in OB(d, n K) (Theorem 3.2: its W
   is a softmax code; Theorem 3.5: the features of non-rattler classes collapse to eq. (9)).
 * UFM with temperature, eq. (2), in the log-space form (C.2), and with weight decay, eq. (B.1): smooth
-  losses of (W, H) for :mod:`gnc_jax.ufm`.
+  losses of (W, H) for :mod:`gnc_jax._src.ufm`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax.errors import InvalidArgument
-from gnc_jax.geometry import pair_mask
-from gnc_jax.sphere import normalize_columns, padded_points, tangent_project
+from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.geometry import pair_mask
+from gnc_jax._src.sphere import normalize_columns, padded_points, tangent_project
 
 FEATURE_NOISE = 0.5
 

@@ -1,6 +1,6 @@
 """Global search for Tammes codes (eq. 11): a population iterated hole search, anytime.
 
-Independent restarts of the annealer (:mod:`gnc_jax.driver`) land in the same few basins once K
+Independent restarts of the annealer (:mod:`gnc_jax._src.driver`) land in the same few basins once K
 exceeds ~20: at d = 3, K = 60, 256 restarts all end at 27.1786 deg, and basin hopping with Gaussian
 kicks stops at 27.1912 deg, 1.6e-3 deg below the best-known code. The search here changes the
 structure instead of the coordinates. Every round, each member of a population of R configurations
@@ -13,13 +13,13 @@ structure instead of the coordinates. Every round, each member of a population o
 2. **relaxes** by minimising the overlap penalty sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2 with
    Riemannian Adam at a target chord delta = c (1 + e), e uniform in (0, ``growth``), just above
    the member's current minimum chord c: the moved points make room for themselves;
-3. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax.driver.run_schedule`);
+3. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax._src.driver.run_schedule`);
 4. is **kept** if its exact minimum chord beats c (an exact float64 comparison of real
    configurations, so a member never gets worse).
 
 After each round the worst eighth of the population is replaced by copies of the best eighth, and
 the ``polish_per_round`` members that changed in the round with the largest chords get the exact SLP
-polish (:mod:`gnc_jax.polish`) on the host. The in-loop finish leaves configurations 1e-6..2e-4
+polish (:mod:`gnc_jax._src.polish`) on the host. The in-loop finish leaves configurations 1e-6..2e-4
 (relative chord) below their exact local optimum at K = 70, more than the gap between competing optima
 there (4e-7), so only polished chords decide which configuration is best; a polished configuration
 goes back into its member's slot. The best polished configuration so far is what the search returns:
@@ -54,13 +54,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax._process import float64
-from gnc_jax.driver import ValidatedSettings, geometric, retract, riemannian_adam, run_schedule
-from gnc_jax.errors import InvalidArgument
-from gnc_jax.geometry import tammes_margin, validate_configuration
-from gnc_jax.objectives import TAMMES
-from gnc_jax.polish import polish
-from gnc_jax.sphere import normalize_columns
+from gnc_jax._src.process import float64
+from gnc_jax._src.driver import ValidatedSettings, geometric, retract, riemannian_adam, run_schedule
+from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.geometry import tammes_margin, validate_configuration
+from gnc_jax._src.objectives import TAMMES
+from gnc_jax._src.polish import polish
+from gnc_jax._src.sphere import normalize_columns
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,7 +184,7 @@ class SearchResult(NamedTuple):
 
 
 def angle_deg(chord: float) -> float:
-    """The angle 2 asin(chord / 2) in degrees (the convention of :mod:`gnc_jax.geometry`)."""
+    """The angle 2 asin(chord / 2) in degrees (the convention of :mod:`gnc_jax._src.geometry`)."""
     return float(np.degrees(2 * np.arcsin(min(chord / 2, 1.0))))
 
 

@@ -2,7 +2,7 @@
 
 Everything here is a certified recomputation from W itself, never a smoothed loss: pairwise cosines,
 the Tammes margin rho_one-vs-one (eq. 11), the one-vs-rest distances and the softmax-code margin
-rho_one-vs-rest (eq. 3) via Wolfe's exact QP (:mod:`gnc_jax.hull`), rattlers (Definition 3.4) and the
+rho_one-vs-rest (eq. 3) via Wolfe's exact QP (:mod:`gnc_jax._src.hull`), rattlers (Definition 3.4) and the
 optimal HardMax features of eq. (9). Public functions take W of shape (d, K) and normalise its columns.
 """
 
@@ -14,9 +14,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax import hull
-from gnc_jax._process import float64
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import hull
+from gnc_jax._src.process import float64
+from gnc_jax._src.errors import InvalidArgument
 
 
 def validate_configuration(W, name: str = "W", unit: bool = True) -> np.ndarray:
@@ -128,7 +128,7 @@ BOUNDED_CLASSES = 8  # how many: those with the smallest lower bounds
 @jax.jit
 def feature_lower_bounds(W, H):
     """min_{j != k} <w_k - w_j, h_k> for unit features h_k (columns of H, (d, K)): by the duality
-    of eq. (3) (see :mod:`gnc_jax.objectives`), a certified lower bound on dist_k for any H."""
+    of eq. (3) (see :mod:`gnc_jax._src.objectives`), a certified lower bound on dist_k for any H."""
     S = W.T @ H
     own = jnp.diagonal(S)
     return own - jnp.max(jnp.where(jnp.eye(S.shape[0], dtype=bool), -jnp.inf, S), axis=0)
@@ -140,7 +140,7 @@ def separation(W, directions=None) -> Separation:
 
     * K <= ``SCREEN_MIN_K``: all K QPs exactly (vmapped Wolfe).
     * larger K: the QPs run by column generation over candidate points
-      (:func:`gnc_jax.hull.one_vs_rest_screened`, memory O(K^2) instead of O(d K^2)); ``directions``
+      (:func:`gnc_jax._src.hull.one_vs_rest_screened`, memory O(K^2) instead of O(d K^2)); ``directions``
       (d, K), e.g. the features of a HardMax solution, are its first guess of eq. (9). Same
       certificate: the Frank-Wolfe gap over all K points.
     * larger K and d > ``EXACT_MAX_D``: optimised codes have supports of nearly d + 1 points there

@@ -6,12 +6,12 @@ which stays finite with an O(1) gradient down to tau = 1e-3 and below, where the
 to 0. Weight-decay UFM, eq. (B.1): W, H unconstrained, mean CE + (lambda / 2)(||W||^2 + ||H||^2).
 
 Every instance (d, K, n, tau, lambda) runs ``restarts`` random starts through the shared driver
-(:func:`gnc_jax.driver.run_schedule`): a continuation in tau from ``tau_start`` down to the target
+(:func:`gnc_jax._src.driver.run_schedule`): a continuation in tau from ``tau_start`` down to the target
 (warm-started, step proportional to tau), then ``hold_steps`` at the target with the step decaying
 geometrically to ``final_rate`` of its value so that Adam settles. The restart with the lowest loss
 is returned with its Riemannian gradient norm and its GNC metrics, recomputed in float64 from
-(W, H) by :mod:`gnc_jax.metrics`. Instances are grouped into buckets by (d, K, n) sizes exactly as
-in :mod:`gnc_jax.batch` (one compilation per bucket; tau and lambda are traced).
+(W, H) by :mod:`gnc_jax._src.metrics`. Instances are grouped into buckets by (d, K, n) sizes exactly as
+in :mod:`gnc_jax._src.batch` (one compilation per bucket; tau and lambda are traced).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax import _runner, geometry, metrics
-from gnc_jax._process import float64
-from gnc_jax._progress import step_meter
-from gnc_jax.driver import (
+from gnc_jax._src import geometry, metrics, runner
+from gnc_jax._src.process import float64
+from gnc_jax._src.progress import step_meter
+from gnc_jax._src.driver import (
     MAX_STEPS,
     NONFINITE,
     STATIONARY,
@@ -40,10 +40,10 @@ from gnc_jax.driver import (
     riemannian_adam,
     run_schedule,
 )
-from gnc_jax.errors import InvalidArgument
-from gnc_jax.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
-from gnc_jax.sphere import normalize_columns, tangent_project
-from gnc_jax.status import SolutionCore
+from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.objectives import hardmax_problem, ufm_log_loss, ufm_mean_ce, weight_decay_ufm_loss
+from gnc_jax._src.sphere import normalize_columns, tangent_project
+from gnc_jax._src.status import SolutionCore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,10 +89,10 @@ class UFMSolution(SolutionCore):
       residual (also ``grad_norm``): norm of the (Riemannian, for the sphere) gradient of the solved
         loss.
       status: 'stationary' (residual <= grad_tol), 'max_steps' or 'nonfinite'
-        (:class:`gnc_jax.status.Status`).
-      gnc1, gnc2, gnc3, ncc_accuracy: :mod:`gnc_jax.metrics` (GNC2 on the normalised W).
+        (:class:`gnc_jax._src.status.Status`).
+      gnc1, gnc2, gnc3, ncc_accuracy: :mod:`gnc_jax._src.metrics` (GNC2 on the normalised W).
       gnc2_lower: certified lower bound on GNC2 (equal to it within 1e-12 unless d and K are large,
-        where :func:`gnc_jax.geometry.separation` brackets it, ranking by the class means).
+        where :func:`gnc_jax._src.geometry.separation` brackets it, ranking by the class means).
       max_cos, min_angle_deg: of the normalised W.
       restarts, wall_s: population size; wall time of the bucket (compile included) per instance.
     """
@@ -136,7 +136,7 @@ def _bucket_solver(
 ):
     problem = hardmax_problem(n)  # its (W, H) layout and random init on OB(d, K) x OB(d, n K)
     loss = _instance_loss(n, weight_decay)
-    constrain = _runner.restart_constraint(n_dev)
+    constrain = runner.restart_constraint(n_dev)
     s = settings
     dtype = jnp.dtype(s.dtype)
 
@@ -222,10 +222,10 @@ def solve_ufm(
       A `UFMSolution` when every argument is a scalar, else a list in grid order
       (d, K, n, tau; the last varies fastest).
     """
-    ds = _runner.positive_ints("d", d)
-    Ks = _runner.positive_ints("K", K)
-    ns = _runner.positive_ints("n", n, minimum=1)
-    taus = _runner.positive_floats("tau", tau)
+    ds = runner.positive_ints("d", d)
+    Ks = runner.positive_ints("K", K)
+    ns = runner.positive_ints("n", n, minimum=1)
+    taus = runner.positive_floats("tau", tau)
     grid = [(dd, kk, nn, tt) for dd in ds for kk in Ks for nn in ns for tt in taus]
     out = solve_ufm_instances(
         grid,
@@ -261,23 +261,23 @@ def solve_ufm_instances(
         if not (isinstance(inst, (tuple, list)) and len(inst) == 4):
             raise InvalidArgument(f"instances must hold (d, K, n, tau) tuples, got {inst!r}")
         dd, kk, nn, tt = inst
-        (dd,), (kk,) = _runner.positive_ints("d", dd), _runner.positive_ints("K", kk)
-        (nn,), (tt,) = _runner.positive_ints("n", nn, minimum=1), _runner.positive_floats("tau", tt)
+        (dd,), (kk,) = runner.positive_ints("d", dd), runner.positive_ints("K", kk)
+        (nn,), (tt,) = runner.positive_ints("n", nn, minimum=1), runner.positive_floats("tau", tt)
         grid.append((dd, kk, nn, tt))
-    (lam,) = _runner.positive_floats("weight_decay", weight_decay, allow_zero=True)
-    key = _runner.resolve_key(key, seed)
+    (lam,) = runner.positive_floats("weight_decay", weight_decay, allow_zero=True)
+    key = runner.resolve_key(key, seed)
     settings = (settings or UFMSettings()).replace(**overrides)
-    n_dev = _runner.device_count()
-    settings = settings.replace(restarts=_runner.round_to_devices(settings.restarts, n_dev))
+    n_dev = runner.device_count()
+    settings = settings.replace(restarts=runner.round_to_devices(settings.restarts, n_dev))
 
     def bucket_of(i):
         dd, kk, nn, _ = grid[i]
-        return _runner.bucket_size(dd), _runner.bucket_size(kk, minimum=8), nn
+        return runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), nn
 
     def solve(bucket, members, padded):
         d_max, K_max, nn = bucket
         ds, Ks, _, taus = zip(*[grid[i] for i in padded])
-        keys = jnp.stack([_runner.instance_key(key, *grid[i], lam) for i in padded])
+        keys = jnp.stack([runner.instance_key(key, *grid[i], lam) for i in padded])
         fn = _bucket_solver(settings, d_max, K_max, nn, lam > 0, n_dev, progress is not None)
         taus, lams = jnp.asarray(taus, jnp.float64), jnp.full(len(padded), lam, jnp.float64)
         label = f"solve ufm (d <= {d_max}, K <= {K_max}, n = {nn}, {len(members)} instance(s))"
@@ -291,7 +291,7 @@ def solve_ufm_instances(
             for slot, i in enumerate(members)
         ]
 
-    return _runner.run_buckets(len(grid), bucket_of, solve, finish, progress, "solve ufm")
+    return runner.run_buckets(len(grid), bucket_of, solve, finish, progress, "solve ufm")
 
 
 def _solution(settings, d, K, n, tau, lam, params, slot, grad_norm, status, wall) -> UFMSolution:

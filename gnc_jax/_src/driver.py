@@ -20,7 +20,7 @@ both problems, the UFM solvers and the search. A step is an optax chain followed
 onto the constraint set: :func:`riemannian_adam` (tangent projection -> column mask ->
 ``optax.scale_by_adam`` -> the step ``-step_size * u``) with :func:`retract` on OB(d, K), or
 :func:`euclidean_adam` with another projection (``optax.projections.projection_non_negative`` for
-the imbalanced UFM's H >= 0). Reported numbers are recomputed exactly by :mod:`gnc_jax.geometry`.
+the imbalanced UFM's H >= 0). Reported numbers are recomputed exactly by :mod:`gnc_jax._src.geometry`.
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from gnc_jax._progress import report_steps
-from gnc_jax.errors import InvalidArgument
-from gnc_jax.objectives import Problem
-from gnc_jax.sphere import normalize_columns, tangent_project
-from gnc_jax.status import Status
+from gnc_jax._src.progress import report_steps
+from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.objectives import Problem
+from gnc_jax._src.sphere import normalize_columns, tangent_project
+from gnc_jax._src.status import Status
 
-# Status codes inside compiled code (gnc_jax.status names them): STATIONARY is used by the UFM
+# Status codes inside compiled code (gnc_jax._src.status names them): STATIONARY is used by the UFM
 # solvers (gradient norm below tolerance), STALLED by the annealer (score change below tolerance).
 STALLED, MAX_STEPS, NONFINITE, STATIONARY = 0, 1, 2, 3
 STATUS_NAMES = {
@@ -98,7 +98,7 @@ class SolverSettings(ValidatedSettings):
       stall_tol: the annealing status is 'stalled' when the exact score changed by less than
         this over the last half of the polish.
       lp_polish_iters: iterations of the exact active-set (SLP) polish of each pair's best
-        configuration (:mod:`gnc_jax.polish`); 0 skips it. Its convergence sets the final status.
+        configuration (:mod:`gnc_jax._src.polish`); 0 skips it. Its convergence sets the final status.
       lp_polish_max_unknowns: pairs whose LP would have more tangent coordinates than this, (d - 1)
         times the columns of all variables, skip the polish (HiGHS took over 15 minutes for the
         softmax code d = 10, K = 100, 1800 unknowns); their status is the annealing's.
@@ -231,7 +231,7 @@ def run_schedule(
     with ``project`` (:func:`retract` for OB(d, K); ``optax.projections`` for others). An instance
     whose loss turns non-finite is frozen (``done``) and keeps its last finite parameters. With
     ``position`` (the steps of the whole solve done before this schedule), each step reports its
-    position to the open progress meter (:func:`gnc_jax._progress.report_steps`).
+    position to the open progress meter (:func:`gnc_jax._src.progress.report_steps`).
     """
     state = State(params, optimizer.init(params), jnp.array(False))
     step_sizes = jnp.broadcast_to(jnp.asarray(step_sizes, temps.dtype), temps.shape)
@@ -307,8 +307,8 @@ def solve_pair(
     """Solve one (d, K) pair (d, K may be traced) with all restarts; vmap this over pairs.
 
     ``constrain``, if given, is applied to the population (leading axis = restarts) to place it on
-    a device mesh (see :mod:`gnc_jax.batch`). With ``report``, the steps done of
-    :meth:`SolverSettings.schedule_steps` go to the open progress meter (:mod:`gnc_jax._progress`).
+    a device mesh (see :mod:`gnc_jax._src.batch`). With ``report``, the steps done of
+    :meth:`SolverSettings.schedule_steps` go to the open progress meter (:mod:`gnc_jax._src.progress`).
     """
     s = settings
     at = (lambda offset: offset) if report else (lambda offset: None)  # progress positions

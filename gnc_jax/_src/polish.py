@@ -23,9 +23,9 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from gnc_jax._process import float64
-from gnc_jax.objectives import Problem
-from gnc_jax.status import Status
+from gnc_jax._src.process import float64
+from gnc_jax._src.objectives import Problem
+from gnc_jax._src.status import Status
 
 
 def _tangent_bases(X: np.ndarray) -> np.ndarray:

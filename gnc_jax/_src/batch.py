@@ -8,9 +8,9 @@ two, and the settings, so a bucket compiles once however many pairs and which (d
 solved. The restart axis of every population is sharded over all visible devices with ``jax.sharding``
 (restarts are rounded up to a multiple of the device count); on one CPU this is a no-op.
 
-Every reported number is recomputed in float64 from the returned W by :mod:`gnc_jax.geometry`
+Every reported number is recomputed in float64 from the returned W by :mod:`gnc_jax._src.geometry`
 (Wolfe's exact QP with its Frank-Wolfe certificate), vmapped over the bucket as well. Bucketing,
-padding, keys, timing and scatter are the shared runner's (:func:`gnc_jax._runner.run_buckets`).
+padding, keys, timing and scatter are the shared runner's (:func:`gnc_jax._src.runner.run_buckets`).
 """
 
 from __future__ import annotations
@@ -24,17 +24,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax import _runner, geometry, metrics
-from gnc_jax._process import float64
-from gnc_jax._progress import step_meter
-from gnc_jax.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
-from gnc_jax.errors import InvalidArgument
-from gnc_jax.objectives import Problem, get_problem
-from gnc_jax.polish import polish
-from gnc_jax.search import SearchSettings, energy_codes, search_tammes, split_overrides
-from gnc_jax.sphere import normalize_columns
-from gnc_jax.status import SolutionCore, Status
-from gnc_jax.theory import softmax_code_closed_form, tammes_closed_form
+from gnc_jax._src import geometry, metrics, runner
+from gnc_jax._src.process import float64
+from gnc_jax._src.progress import step_meter
+from gnc_jax._src.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
+from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.objectives import Problem, get_problem
+from gnc_jax._src.polish import polish
+from gnc_jax._src.search import SearchSettings, energy_codes, search_tammes, split_overrides
+from gnc_jax._src.sphere import normalize_columns
+from gnc_jax._src.status import SolutionCore, Status
+from gnc_jax._src.theory import softmax_code_closed_form, tammes_closed_form
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,14 +49,14 @@ class Solution(SolutionCore):
       rho_one_vs_rest: exact softmax-code margin of W (eq. 3); strictly, a certified upper bound,
         exact when ``certificate_gap`` <= 1e-12 and ``rho_lower`` agrees.
       rho_lower: certified lower bound on it (equal to it within 1e-12 when exact); at large d
-        and K (:func:`gnc_jax.geometry.separation`) only the classes nearest the margin get a QP
+        and K (:func:`gnc_jax._src.geometry.separation`) only the classes nearest the margin get a QP
         and the two bracket the margin.
       distances: (K,) exact one-vs-rest distances (+inf for classes without a QP).
       rattlers: indices of rattlers of W for the solved problem (Definition 3.4 for softmax codes,
         points with a farther nearest neighbour for Tammes), at tolerance ``rattler_tol``.
       certificate_gap: largest Frank-Wolfe gap of the K QPs (<= 1e-12 certifies the distances).
-      status: a :class:`gnc_jax.status.Status`: ``optimal`` only where the certified value attains
-        a proven optimum (Theorem 3.3 / :func:`gnc_jax.theory.tammes_closed_form`) to 1e-12;
+      status: a :class:`gnc_jax._src.status.Status`: ``optimal`` only where the certified value attains
+        a proven optimum (Theorem 3.3 / :func:`gnc_jax._src.theory.tammes_closed_form`) to 1e-12;
         otherwise the SLP polish's ``stationary`` (its LP predicts no decrease of the max: first-order
         conditions), ``stalled``, ``max_steps`` or ``failed``; without the polish the annealer's
         ``stalled`` (score change <= ``stall_tol``), ``max_steps``; ``nonfinite``.
@@ -67,7 +67,7 @@ class Solution(SolutionCore):
       hits: how many members of the final population reached the best score to 1e-9.
       wall_s: wall time of the bucket call (compile included) divided among its pairs.
       n, H, gnc1, gnc2, gnc3, loss: HardMax only (eq. 5): features per class, the features (d, n K)
-        float64, class-major, their collapse metrics (:mod:`gnc_jax.metrics`; GNC2 is the certified
+        float64, class-major, their collapse metrics (:mod:`gnc_jax._src.metrics`; GNC2 is the certified
         margin rho_one_vs_rest of W) and the HardMax loss of eq. (5) at (W, H); None otherwise.
     """
 
@@ -122,9 +122,9 @@ class Solution(SolutionCore):
 
 @functools.cache
 def _bucket_solver(
-    problem: Problem, settings: SolverSettings, d_max: int, K_max: int, n_dev: int, report: bool
+    problem: Problem, settings: SolverSettings, d_max: int, K_max: int, n_dev: int, report: bool = False
 ):
-    constrain = _runner.restart_constraint(n_dev)
+    constrain = runner.restart_constraint(n_dev)
 
     def run(keys, ds, Ks):
         pair = functools.partial(
@@ -178,7 +178,8 @@ def _certify(params, dims, K_max):
 def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
     """Exact SLP polish of each pair's best configuration (host, float64); ``params`` (padded arrays)
     are updated in place. HardMax features are polished from where the solver left them. Returns
-    per pair its :class:`gnc_jax.polish.PolishResult`, or None where it was skipped (too many unknowns)."""
+    per pair its :class:`gnc_jax._src.polish.PolishResult`, or None where it was skipped (too many
+    unknowns)."""
     results = []
     n = problem.features_per_class
     for slot, (dd, kk) in enumerate(dims):
@@ -262,8 +263,8 @@ def solve(
       A `Solution` if d and K are both integers, else a list in the order of the cross product
       (d outer, K inner).
     """
-    ds = _runner.positive_ints("d", d)
-    Ks = _runner.positive_ints("K", K)
+    ds = runner.positive_ints("d", d)
+    Ks = runner.positive_ints("K", K)
     sols = solve_pairs(problem, [(dd, kk) for dd in ds for kk in Ks], **kwargs)
     scalar = isinstance(d, (int, np.integer)) and isinstance(K, (int, np.integer))
     return sols[0] if scalar else sols
@@ -299,15 +300,15 @@ def solve_pairs(
         e.g. ``restarts=256``.
       rattler_tol: tolerance of the rattler test.
       n: features per class (HardMax only).
-      search: :class:`gnc_jax.search.SearchSettings` of the global search (defaults if None;
+      search: :class:`gnc_jax._src.search.SearchSettings` of the global search (defaults if None;
         overrides ``search_<field>=...`` replace its fields, e.g. ``search_rounds=0`` turns it off).
         Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
-        (:mod:`gnc_jax.search`) instead of the annealer; softmax-code pairs with such K and
+        (:mod:`gnc_jax._src.search`) instead of the annealer; softmax-code pairs with such K and
         d <= ``search.cross_search_max_d`` also run it
         and start their polish from the Tammes configuration when its one-vs-rest margin is larger
         (cross-seeding: the softmax code reported is never below the margin of the Tammes code found).
         Pairs of both problems with such K and d >= ``search.energy_min_d`` also run energy
-        continuation (:func:`gnc_jax.search.energy_codes`); its best code replaces the search's or the
+        continuation (:func:`gnc_jax._src.search.energy_codes`); its best code replaces the search's or the
         annealer's result before the polish when its score is higher.
       time_limit: seconds per searched pair: its search stops after the round that spends them
         and returns the best configuration so far (anytime). Ctrl-C does the same.
@@ -327,10 +328,10 @@ def solve_pairs(
     for pair in pairs:
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise InvalidArgument(f"pairs must hold (d, K) tuples, got {pair!r}")
-        _runner.positive_ints("d", pair[0])
-        _runner.positive_ints("K", pair[1])
+        runner.positive_ints("d", pair[0])
+        runner.positive_ints("K", pair[1])
     pairs = [(int(dd), int(kk)) for dd, kk in pairs]
-    key = _runner.resolve_key(key, seed)
+    key = runner.resolve_key(key, seed)
     settings = settings or SolverSettings()
     search = search or SearchSettings()
     search_overrides, overrides = split_overrides(overrides)
@@ -339,9 +340,9 @@ def solve_pairs(
     if overrides:
         settings = settings.replace(**overrides)
     initial = _initial_configs(initial, pairs)
-    n_dev = _runner.device_count()
+    n_dev = runner.device_count()
     # One key per pair, derived from the pair itself: results do not depend on the batch.
-    pair_key = lambda dd, kk: _runner.instance_key(key, dd, kk)
+    pair_key = lambda dd, kk: runner.instance_key(key, dd, kk)
     searched, energy, energy_s = {}, {}, {}  # the searches run, energy codes and their time
     if problem in ("tammes", "softmax-code"):
         if problem == "tammes" and search.softmax_seed_min_d:
@@ -382,7 +383,7 @@ def solve_pairs(
             return (0, i)
         dd, kk = pairs[i]
         restarts = settings.restarts_for(dd, kk, n_dev)
-        return 1, _runner.bucket_size(dd), _runner.bucket_size(kk, minimum=8), restarts
+        return 1, runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), restarts
 
     def solve(bucket, members, padded):
         """The bucket's configurations (solved, cross-seeded, polished) and their certification."""
@@ -458,7 +459,7 @@ def solve_pairs(
             for slot, i in enumerate(members)
         ]
 
-    return _runner.run_buckets(len(pairs), bucket_of, solve, finish, progress, f"solve {problem}")
+    return runner.run_buckets(len(pairs), bucket_of, solve, finish, progress, f"solve {problem}")
 
 
 # The certified measures a Solution copies from the bucket's Separation.

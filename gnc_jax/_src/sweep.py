@@ -1,8 +1,8 @@
 """Resumable sweeps: every (d, K) (and n, tau) of a grid, solved in batches, appended to a store.
 
 The grid is sorted by size bucket and cut into batches of ``batch`` instances; each batch is one
-batched solver call (:func:`gnc_jax.solve_pairs` or :func:`gnc_jax.ufm.solve_ufm_instances`, sharded
-over this process's devices), and its rows are appended to the :mod:`gnc_jax.store` as soon as it
+batched solver call (:func:`gnc_jax.solve_pairs` or :func:`gnc_jax._src.ufm.solve_ufm_instances`, sharded
+over this process's devices), and its rows are appended to the :mod:`gnc_jax._src.store` as soon as it
 returns. ``workers`` batches are in flight at once (threads): while one batch runs its compiled solve,
 another compiles or runs its host-side certification and LP polish, so a sweep keeps the host's cores
 busy where a loop over pairs leaves all but one idle; rows are still appended in grid order. An
@@ -34,12 +34,12 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from gnc_jax import _runner, batch, registry, store
-from gnc_jax._process import float64
-from gnc_jax.driver import SolverSettings
-from gnc_jax.errors import InvalidArgument
-from gnc_jax.search import SearchSettings, split_overrides
-from gnc_jax.ufm import UFMSettings, solve_ufm_instances
+from gnc_jax._src import batch, registry, runner, store
+from gnc_jax._src.process import float64
+from gnc_jax._src.driver import SolverSettings
+from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.search import SearchSettings, split_overrides
+from gnc_jax._src.ufm import UFMSettings, solve_ufm_instances
 
 PROBLEMS = registry.STORED
 
@@ -66,9 +66,9 @@ def grid(problem: str, ds, Ks, ns=None, taus=None) -> list[Instance]:
         raise InvalidArgument(f"problem must be one of {PROBLEMS}, got {problem!r}")
     options = registry.family(problem).options
     registry.check_options(problem, [name for name, v in (("n", ns), ("tau", taus)) if v])
-    ds, Ks = _runner.positive_ints("d", list(ds)), _runner.positive_ints("K", list(Ks))
-    ns = _runner.positive_ints("n", list(ns or [1]), minimum=1) if "n" in options else [None]
-    taus = _runner.positive_floats("tau", list(taus)) if "tau" in options else [None]
+    ds, Ks = runner.positive_ints("d", list(ds)), runner.positive_ints("K", list(Ks))
+    ns = runner.positive_ints("n", list(ns or [1]), minimum=1) if "n" in options else [None]
+    taus = runner.positive_floats("tau", list(taus)) if "tau" in options else [None]
     return [Instance(problem, d, K, n, t) for d in ds for K in Ks for n in ns for t in taus]
 
 
@@ -200,7 +200,7 @@ def sweep(
       out: the store's path (CSV); configurations go to ``<stem>_configs/`` beside it.
       seed: an int; with the settings it fixes every answer. Resuming with other settings (seed,
         weight decay or solver settings) than the rows of this problem already in the store is
-        refused (:class:`gnc_jax.store.StoreError`).
+        refused (:class:`gnc_jax._src.store.StoreError`).
       batch_size: instances per solver call (and per append); None: :func:`default_batch_size`.
       workers: batches solved at once (threads); 1 solves them one after the other. The answers do
         not depend on it.
@@ -241,7 +241,7 @@ def sweep(
         "store_format": store.STORE_FORMAT,
     }
     # Sorted by bucket so that a batch is one or two compiled calls; every host takes a stride.
-    instances.sort(key=lambda i: (_runner.bucket_size(i.d), _runner.bucket_size(i.K, minimum=8), i))
+    instances.sort(key=lambda i: (runner.bucket_size(i.d), runner.bucket_size(i.K, minimum=8), i))
     mine = instances[process_index::process_count]
     path = shard_path(out, process_index, process_count)
     t0 = time.perf_counter()

@@ -14,8 +14,8 @@ import math
 import os
 import sys
 
-from gnc_jax import registry
-from gnc_jax.errors import InvalidArgument
+from gnc_jax._src import registry
+from gnc_jax._src.errors import InvalidArgument
 
 USAGE_ERROR, INTERNAL_ERROR = 2, 1
 
@@ -98,7 +98,7 @@ def _positive_float(name: str):
 
 
 def _search_arguments(parser) -> None:
-    """The global search's options (tammes, softmax-code; see gnc_jax.search)."""
+    """The global search's options (tammes, softmax-code; see gnc_jax._src.search)."""
     parser.add_argument(
         "--search-rounds",
         type=_int_at_least("search-rounds", 0),
@@ -115,12 +115,12 @@ def _search_arguments(parser) -> None:
 
 
 SEARCH_OPTIONS = ("search_rounds", "search_population")
-# Options whose applicability the registry decides (gnc_jax.registry.Family.options).
+# Options whose applicability the registry decides (gnc_jax._src.registry.Family.options).
 _FAMILY_OPTIONS = ("n", "tau", "weight_decay", "counts", "lambda_w", "lambda_h", "time_limit")
 
 
 def _check_applicable(args, overrides) -> None:
-    """The one check of which options apply to the problem (from :mod:`gnc_jax.registry`)."""
+    """The one check of which options apply to the problem (from :mod:`gnc_jax._src.registry`)."""
     given = [o for o in _FAMILY_OPTIONS if getattr(args, o, None) is not None]
     given += [o for o in ("hop_rounds", *SEARCH_OPTIONS) if o in overrides]
     try:
@@ -314,7 +314,7 @@ FEATURE_COLUMNS = [  # hardmax and ufm
 
 
 def _row(sol) -> dict:
-    from gnc_jax import theory
+    from gnc_jax._src import theory
 
     row = sol.summary()
     if sol.problem == "softmax-code":
@@ -598,7 +598,7 @@ def cmd_gsl(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from gnc_jax import demo
+    from gnc_jax._src import demo
 
     _prepare_dir(args.out)
     demo.run(args.out, seed=args.seed)
@@ -606,7 +606,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from gnc_jax.sweep import sweep
+    from gnc_jax._src.sweep import sweep
 
     overrides = _solver_overrides(args)
     _check_applicable(args, overrides)
@@ -664,7 +664,7 @@ TABLE_VIEW += ("certificate_gap", "loss", "gnc1", "gnc3", "status", "restarts", 
 
 
 def cmd_table(args) -> int:
-    from gnc_jax import store
+    from gnc_jax._src import store
 
     rows = store.load(args.files)
 
@@ -722,8 +722,8 @@ def cmd_table(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from gnc_jax import store
-    from gnc_jax.plots import plot_store
+    from gnc_jax._src import store
+    from gnc_jax._src.plots import plot_store
 
     if args.html and importlib.util.find_spec("plotly") is None:
         raise UsageError("--html needs plotly: pip install 'gnc_jax[demo]'")
@@ -737,7 +737,7 @@ def cmd_plot(args) -> int:
 def _run(command, args) -> int:
     """Run a command as its own program: float64 on and the allocator tuned (gnc_jax.tune_allocator),
     both scoped to the command, so that calling ``main`` from Python changes no global JAX setting."""
-    from gnc_jax._process import float64, tune_allocator
+    from gnc_jax._src.process import float64, tune_allocator
 
     tune_allocator()
     return float64(command)(args)

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from gnc_jax import batch, theory
+from gnc_jax._src import batch, theory
 
 DEMO_DS = (2, 3, 4)
 DEMO_KS = tuple(range(3, 13))

@@ -1,0 +1,264 @@
+"""The results store of a sweep: an append-only CSV file, one row per finished instance.
+
+A row holds an instance's key (problem, d, K, n, tau), its certified float64 values, the path of
+its configuration (``.npy`` files in ``<store>_configs/`` beside the store, written atomically before
+the row) and provenance (seed, solver settings, package version, device, time). Rows are appended
+with one ``write`` each batch and flushed to disk, so a sweep killed at any point (even SIGKILL)
+leaves complete rows, at most a torn last line (dropped when the store is next opened for writing)
+and never a row without its configuration. A lock file keeps two sweeps from writing one store.
+
+The header is the schema: a file whose header differs is refused as written by an incompatible
+version (it is never rewritten). Stores of format 1 (before the ``residual`` column: the number that
+decided a row's status) are read, with ``residual`` None and their status words as written then
+(``converged`` among them), but not appended to. Several stores (runs, or the shards that the hosts of a
+multi-host sweep write) are read together with :func:`load`, and :func:`best` keeps the best row
+per instance.
+"""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from gnc_jax._src import registry
+from gnc_jax._src.errors import InvalidArgument
+
+STORE_FORMAT = 2
+KEY = ("problem", "d", "K", "n", "tau")
+_CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
+_FEATURES = ("loss", "gnc1", "gnc2", "gnc3")
+_PROVENANCE = ("seed", "settings", "version", "device", "store_format", "finished_at")
+_RUN = ("hits", "restarts", "wall_s", "config", *_PROVENANCE)
+COLUMNS = (*KEY, *_CERTIFIED, "n_rattlers", "rattlers", *_FEATURES, "status", "residual", *_RUN)
+_FORMAT_1 = tuple(c for c in COLUMNS if c != "residual")
+INT_COLUMNS = {"d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"}
+FLOAT_COLUMNS = {"tau", *_CERTIFIED, *_FEATURES, "residual", "wall_s"}
+# What "best" means per problem: the column and whether larger is better.
+SCORE = {f.name: (f.score, f.larger_is_better) for f in registry.FAMILIES if f.stored}
+
+
+class StoreError(InvalidArgument):
+    """A store that cannot be used as asked (path, format, settings, lock); nothing was written."""
+
+
+def row_key(row: dict) -> tuple:
+    """(problem, d, K, n, tau) with None where the problem has no n or tau."""
+    return tuple(row.get(k) for k in KEY)
+
+
+def _encode(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else repr(value)  # repr round-trips float64 exactly
+    return str(value)
+
+
+def _decode(name: str, text: str):
+    if text == "":
+        return None
+    if name in INT_COLUMNS:
+        return int(text)
+    if name in FLOAT_COLUMNS:
+        return float(text)
+    return text
+
+
+def _header_line(columns=COLUMNS) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(columns)
+    return buf.getvalue()
+
+
+def read_rows(path, writable: bool = False) -> list[dict]:
+    """The rows of one store, typed (ints, floats, None for empty). A torn last line (a sweep
+    killed mid-write) is ignored. Raises :class:`StoreError` for a missing file or another format
+    (with ``writable``, any format but the current one)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise StoreError(f"no results store at {str(path)!r}") from None
+    except OSError as e:
+        raise StoreError(f"cannot read {str(path)!r}: {e.strerror}") from None
+    if not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    lines = text.splitlines(keepends=True)
+    fmt = {_header_line(): STORE_FORMAT, _header_line(_FORMAT_1): 1}.get(lines[0] if lines else None)
+    if fmt == 1 and writable:
+        raise StoreError(
+            f"{str(path)!r} is a results store of format 1 (no residual column): it can be read, not "
+            "appended to; write to a new store"
+        )
+    if fmt is None:
+        raise StoreError(
+            f"{str(path)!r} is not a gnc_jax results store of format {STORE_FORMAT} (its header differs: "
+            "written by an incompatible version, or not a store)"
+        )
+    rows = []
+    for rec in csv.DictReader(lines):
+        row = {k: _decode(k, rec.get(k, "")) for k in COLUMNS}
+        if row["store_format"] != fmt:
+            raise StoreError(f"{str(path)!r} holds rows of store format {row['store_format']}, not {fmt}")
+        rows.append(row)
+    return rows
+
+
+def load(paths) -> list[dict]:
+    """Rows of several stores together (each row gets ``source``: the file it came from)."""
+    rows = []
+    for p in paths:
+        rows += [r | {"source": str(p)} for r in read_rows(p)]
+    return rows
+
+
+def best(rows: list[dict]) -> list[dict]:
+    """The best row per instance key (see ``SCORE``), in key order."""
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        col, larger = SCORE[r["problem"]]
+        v = r[col]
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        k = row_key(r)
+        if k not in out or (v > out[k][col] if larger else v < out[k][col]):
+            out[k] = r
+    return [out[k] for k in sorted(out, key=sort_key)]
+
+
+def sort_key(key: tuple) -> tuple:
+    problem, d, K, n, tau = key
+    return (problem, d, K, -1 if n is None else n, -1.0 if tau is None else tau)
+
+
+def config_dir(path) -> Path:
+    path = Path(path)
+    return path.with_name(path.stem + "_configs")
+
+
+def load_config(store_path, row: dict) -> dict[str, np.ndarray]:
+    """The saved configuration of a row: {'W': (d, K)} plus 'H' (d, n K) for hardmax and ufm."""
+    base = Path(store_path).parent / row["config"]
+    out = {"W": np.load(base)}
+    h = base.with_name(base.name.replace("_W.npy", "_H.npy"))
+    if h != base and h.exists():
+        out["H"] = np.load(h)
+    return out
+
+
+class ResultsStore:
+    """An open store for appending (a context manager holding the store's lock).
+
+    Opening creates the file with its header if it does not exist, refuses a file of another format,
+    an unwritable location or a store locked by another sweep, and drops a torn last line.
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        parent = self.path.parent
+        if self.path.is_dir():
+            raise StoreError(f"store {str(self.path)!r} is a directory, not a file")
+        if not parent.is_dir():
+            raise StoreError(f"store {str(self.path)!r}: directory {str(parent)!r} does not exist")
+        if not os.access(parent, os.W_OK) or (self.path.exists() and not os.access(self.path, os.W_OK)):
+            raise StoreError(f"store {str(self.path)!r} is not writable")
+        try:
+            self._lock = open(self.path.with_name(self.path.name + ".lock"), "w")  # noqa: SIM115
+        except OSError as e:  # e.g. root on a read-only file system, where os.access says yes
+            raise StoreError(f"store {str(self.path)!r} is not writable ({e.strerror})") from None
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise StoreError(f"{str(self.path)!r} is being written by another sweep") from None
+        try:
+            if self.path.exists() and self.path.stat().st_size > 0:
+                self.rows = read_rows(self.path, writable=True)  # checks the format before any write
+                self._drop_torn_line()
+            else:
+                self._create()
+                self.rows = []
+        except BaseException:
+            self.close()
+            raise
+        self.configs = config_dir(self.path)
+
+    def _create(self) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(_header_line())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def _drop_torn_line(self) -> None:
+        with open(self.path, "rb+") as f:
+            data = f.read()
+            if not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+
+    def finished(self) -> dict[tuple, dict]:
+        return {row_key(r): r for r in self.rows}
+
+    def save_config(self, stem: str, arrays: dict[str, np.ndarray]) -> str:
+        """Write ``<stem>_<name>.npy`` per array atomically; returns the W file's path relative to
+        the store's directory."""
+        self.configs.mkdir(exist_ok=True)
+        for name, a in arrays.items():
+            target = self.configs / f"{stem}_{name}.npy"
+            tmp = target.with_name(target.name + ".tmp")
+            with open(tmp, "wb") as f:
+                np.save(f, np.asarray(a, np.float64))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        return str((self.configs / f"{stem}_W.npy").relative_to(self.path.parent))
+
+    def append(self, rows: list[dict]) -> None:
+        """Append complete rows with one write, then flush them to disk."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        for r in rows:
+            w.writerow([_encode(r.get(k)) for k in COLUMNS])
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, buf.getvalue().encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.rows += [{k: r.get(k) for k in COLUMNS} for r in rows]
+
+    def close(self) -> None:
+        if not self._lock.closed:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def settings_conflict(rows: list[dict], problem: str, settings_json: str) -> str | None:
+    """A message naming the settings that differ between this run and the store's rows of
+    ``problem``, or None."""
+    new = json.loads(settings_json)
+    for r in rows:
+        if r["problem"] != problem or r["settings"] == settings_json:
+            continue
+        old = json.loads(r["settings"])
+        diffs = [
+            f"{k} {old.get(k)!r} in the store, {new.get(k)!r} now"
+            for k in sorted(set(old) | set(new))
+            if old.get(k) != new.get(k)
+        ]
+        return "; ".join(diffs) or "settings differ"
+    return None
