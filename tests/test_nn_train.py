@@ -73,6 +73,20 @@ def test_verify_network_cli_writes_metrics(tmp_path, capsys):
     assert res["rho_hat"] == pytest.approx(theory.softmax_code_closed_form(2, 4)[0], abs=1e-9)
     final = json.loads(capsys.readouterr().out)
     assert final["epoch"] == 2
+    # a fixed epoch budget with finite losses: max_steps, in the store and on stdout
+    assert (res["status"], final["status"]) == ("max_steps", "max_steps")
+    assert res["status_note"] == "ran its 2 epochs (no convergence test)"
+
+
+def test_training_status_names_the_first_non_finite_value():
+    from gnc_jax.nn.verify import training_status
+
+    rows = [{"epoch": 0, "batch_loss": None, "gnc1": 0.5}, {"epoch": 1, "batch_loss": 1.0, "gnc1": 0.4}]
+    assert training_status(rows)["status"] == "max_steps"
+    rows.append({"epoch": 2, "batch_loss": float("nan"), "gnc1": float("inf")})
+    got = training_status(rows)
+    assert (got["status"], got["status_note"]) == ("nonfinite", "batch_loss is not finite at epoch 2")
+    assert np.isnan(got["residual"])
 
 
 @pytest.mark.parametrize(

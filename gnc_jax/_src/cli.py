@@ -544,7 +544,8 @@ def cmd_verify_network(args) -> int:
         args.out,
         settings,
     )
-    print(json.dumps({"out": args.out, "rho_hat": res["rho_hat"]} | res["final"]))
+    status = {k: res[k] for k in ("status", "status_note")}
+    print(json.dumps({"out": args.out, "rho_hat": res["rho_hat"]} | res["final"] | status))
     return 0
 
 

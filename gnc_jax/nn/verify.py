@@ -16,6 +16,7 @@ import numpy as np
 
 from gnc_jax._src.process import float64
 from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.status import Status
 from gnc_jax.nn import data as datasets
 from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, train
 
@@ -84,6 +85,24 @@ def plot_history(history: list[dict], path: str, title: str = "") -> bool:
 
 
 @float64
+def training_status(history: list[dict]) -> dict:
+    """The status of a training run (:class:`gnc_jax.Status` words): ``nonfinite`` when a loss or a
+    metric of any epoch is NaN or infinite, else ``max_steps``: training runs a fixed number of epochs
+    and has no convergence test, so the epoch budget is what ended it (``residual`` is NaN)."""
+    bad = [
+        (row["epoch"], k)
+        for row in history
+        for k, v in row.items()
+        if isinstance(v, float) and not np.isfinite(v)
+    ]
+    if bad:
+        epoch, name = bad[0]
+        status, note = Status.NONFINITE, f"{name} is not finite at epoch {epoch}"
+    else:
+        status, note = Status.MAX_STEPS, f"ran its {history[-1]['epoch']} epochs (no convergence test)"
+    return {"status": str(status), "residual": float("nan"), "status_note": note}
+
+
 def verify_network(
     dataset: str = "digits",
     d: int = 3,
@@ -137,6 +156,7 @@ def verify_network(
             _write_json(os.path.join(out, "metrics.json"), result)
 
     train(model, data, settings, seed=seed, rho_hat=rho_hat, on_epoch=on_epoch)
+    result |= training_status(result["epochs"])
     result["W"] = np.asarray(model.classifier.weights, np.float64).tolist()  # final classifier (d, K)
     if out is not None:
         title = f"{dataset}, d={d}, K={K}, tau={tau:g}, {classifier}"
