@@ -64,3 +64,36 @@ def test_construction_size_errors():
         theory.simplex_etf(3, 5)
     with pytest.raises(ValueError, match="K must be <= 2d"):
         theory.cross_polytope(3, 7)
+
+
+def test_tammes_closed_forms_match_the_proven_reference_rows():
+    from conftest import known_tammes
+
+    checked = set()
+    for row in known_tammes():
+        value = theory.tammes_closed_form(row["d"], row["K"])
+        if value is not None:
+            assert row["proven"], row  # a closed form is only given where a proof exists
+            assert value == pytest.approx(row["cos"], abs=1e-12), row
+            checked.add((row["d"], row["K"]))
+    assert (3, 12) in checked
+
+
+def test_e8_root_system_attains_the_tammes_closed_form_at_8_240():
+    # the 112 roots +-e_i +- e_j and the 128 (+-1/2)^8 with an even number of minus signs, / sqrt 2
+    roots = []
+    for i in range(8):
+        for j in range(i + 1, 8):
+            for si in (1, -1):
+                for sj in (1, -1):
+                    v = np.zeros(8)
+                    v[i], v[j] = si, sj
+                    roots.append(v)
+    for bits in range(256):
+        signs = np.array([-1 if bits >> k & 1 else 1 for k in range(8)])
+        if np.sum(signs < 0) % 2 == 0:
+            roots.append(signs / 2)
+    W = np.array(roots).T / np.sqrt(2)
+    assert W.shape == (8, 240)
+    assert gnc_jax.max_cos(W) == pytest.approx(theory.tammes_closed_form(8, 240), abs=1e-12)
+    assert theory.tammes_closed_form(8, 239) is None and theory.tammes_closed_form(4, 24) is None

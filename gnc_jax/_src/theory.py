@@ -67,8 +67,10 @@ def softmax_code_closed_form(d: int, K: int) -> tuple[float, np.ndarray] | None:
 
 
 def tammes_closed_form(d: int, K: int) -> float | None:
-    """Optimal max-cosine of the Tammes problem where elementary results give it, else None:
-    K <= d + 1: -1/(K-1) (simplex); d + 1 < K <= 2d: 0 (Rankin 1955); d = 2: cos(2 pi / K)."""
+    """Optimal max-cosine of the Tammes problem where a proof gives it in closed form, else None:
+    K <= d + 1: -1/(K-1) (simplex); d + 1 < K <= 2d: 0 (Rankin 1955); d = 2: cos(2 pi / K);
+    d = 3, K = 12: 1/sqrt(5) (the icosahedron, Fejes Toth 1943); d = 8, K = 240: 1/2 (the E8 root
+    system attains Levenshtein's bound, Levenshtein 1979, Odlyzko and Sloane 1979)."""
     _check_dK(d, K)
     if d + 1 >= K:
         return -1.0 / (K - 1)
@@ -76,7 +78,7 @@ def tammes_closed_form(d: int, K: int) -> float | None:
         return 0.0
     if d == 2:
         return math.cos(2 * math.pi / K)
-    return None
+    return {(3, 12): 1 / math.sqrt(5), (8, 240): 0.5}.get((d, K))
 
 
 def bounds_applicable(d: int, K: int) -> bool:
