@@ -21,7 +21,7 @@ import time
 
 import gnc_jax
 from gnc_jax import store
-from gnc_jax._src.sweep import Instance, _row, device_description
+from gnc_jax._src.sweep import Instance, _row, row_provenance
 
 SCORE = {"tammes": "min_angle_deg", "softmax-code": "rho_one_vs_rest"}
 OTHER = {"tammes": "softmax-code", "softmax-code": "tammes"}
@@ -62,13 +62,7 @@ def main() -> None:
             settings = json.dumps(
                 {"seed": args.seed, "cross_seeded_from": OTHER[problem], **overrides}, sort_keys=True
             )
-            provenance = {
-                "seed": args.seed,
-                "settings": settings,
-                "version": gnc_jax.__version__,
-                "device": device_description(),
-                "store_format": store.STORE_FORMAT,
-            }
+            provenance = row_provenance(args.seed, settings)
             config = st.save_config(inst.stem(), {"W": sol.W})
             st.append([_row(inst, sol, config, provenance)])
             new = getattr(sol, col)

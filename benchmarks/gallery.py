@@ -43,19 +43,13 @@ def main() -> None:
 def write_views(out: Path) -> None:
     """Interactive views of the d = 3 codes of ``VIEWS`` (best rows of the committed stores)."""
     from gnc_jax import store
-    from gnc_jax.plots import code_figure_3d
+    from gnc_jax.plots import code_figure_3d, stored_code
 
     for old in out.glob("*.html"):
         old.unlink()
     for r in store.best(store.load(STORES)):
         if r["d"] == 3 and r["K"] in VIEWS.get(r["problem"], ()):
-            value = (
-                f"{r['min_angle_deg']:.9f} deg"
-                if r["problem"] == "tammes"
-                else f"rho {r['rho_one_vs_rest']:.9f}"
-            )
-            ratt = [int(x) for x in (r["rattlers"] or "").split()]
-            W = store.load_config(r["source"], r)["W"]
+            W, ratt, value = stored_code(r)
             path = out / f"{r['problem']}_d3_K{r['K']}.html"
             title = f"{r['problem']}, d = 3, K = {r['K']}: {value}"
             code_figure_3d(W, title, ratt).write_html(path, include_plotlyjs="cdn")

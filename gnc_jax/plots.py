@@ -7,6 +7,7 @@ from gnc_jax._src.plots import (
     contact_graph,
     code_figure,
     code_figure_3d,
+    stored_code,
 )
 
 __all__ = [
@@ -14,4 +15,5 @@ __all__ = [
     "contact_graph",
     "code_figure",
     "code_figure_3d",
+    "stored_code",
 ]

@@ -90,13 +90,7 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
                     save(_circle_strip(plt, rs), f"{problem}_d2.png")
                     continue
                 for r in rs:  # d = 3: one readable picture per code
-                    W = store.load_config(r["source"], r)["W"]
-                    ratt = [int(x) for x in (r["rattlers"] or "").split()]
-                    value = (
-                        f"{r['min_angle_deg']:.9f} deg"
-                        if problem == "tammes"
-                        else f"rho {r['rho_one_vs_rest']:.9f}"
-                    )
+                    W, ratt, value = stored_code(r)
                     title = f"{problem}, d = 3, K = {r['K']}: {value} ({r['status']})"
                     save(code_figure(W, title, ratt), f"{problem}_d3_K{r['K']}.png")
                     if html:
@@ -106,13 +100,22 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
     return written
 
 
+def stored_code(row: dict) -> tuple[np.ndarray, list[int], str]:
+    """A store row's configuration W, its rattlers and its certified value as text (the min angle
+    for Tammes rows, rho one-vs-rest otherwise)."""
+    W = store.load_config(row["source"], row)["W"]
+    rattlers = [int(x) for x in (row["rattlers"] or "").split()]
+    if row["problem"] == "tammes":
+        return W, rattlers, f"{row['min_angle_deg']:.9f} deg"
+    return W, rattlers, f"rho {row['rho_one_vs_rest']:.9f}"
+
+
 def _circle_strip(plt, rows):
     """The d = 2 codes of ``rows`` side by side on the unit circle (rattlers in red)."""
     n = len(rows)
     fig = plt.figure(figsize=(2.6 * n, 2.8))
     for i, r in enumerate(rows):
-        W = store.load_config(r["source"], r)["W"]
-        ratt = {int(x) for x in (r["rattlers"] or "").split()}
+        W, ratt, _ = stored_code(r)
         colors = ["tab:red" if k in ratt else "tab:blue" for k in range(W.shape[1])]
         ax = fig.add_subplot(1, n, i + 1)
         t = np.linspace(0, 2 * np.pi, 200)

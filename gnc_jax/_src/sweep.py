@@ -125,6 +125,19 @@ def _solve(instances: list[Instance], seed: int, settings, weight_decay: float, 
     )
 
 
+def row_provenance(seed: int, settings_json: str) -> dict:
+    """The provenance columns of a store row: seed, settings (JSON), version, device, store format."""
+    import gnc_jax
+
+    return {
+        "seed": int(seed),
+        "settings": settings_json,
+        "version": gnc_jax.__version__,
+        "device": device_description(),
+        "store_format": store.STORE_FORMAT,
+    }
+
+
 def _row(inst: Instance, sol, config: str, provenance: dict) -> dict:
     s = sol.summary()
     row = {k: s.get(k) for k in store.COLUMNS if k in s} | inst._asdict()
@@ -231,15 +244,7 @@ def sweep(
         {"seed": int(seed), "weight_decay": float(weight_decay)} | dataclasses.asdict(settings) | searched,
         sort_keys=True,
     )
-    import gnc_jax
-
-    provenance = {
-        "seed": int(seed),
-        "settings": settings_json,
-        "version": gnc_jax.__version__,
-        "device": device_description(),
-        "store_format": store.STORE_FORMAT,
-    }
+    provenance = row_provenance(seed, settings_json)
     # Sorted by bucket so that a batch is one or two compiled calls; every host takes a stride.
     instances.sort(key=lambda i: (runner.bucket_size(i.d), runner.bucket_size(i.K, minimum=8), i))
     mine = instances[process_index::process_count]
