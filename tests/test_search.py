@@ -174,3 +174,18 @@ def test_energy_members_cross_seed_the_softmax_code_above_the_cross_search_dimen
     assert alone.rho_one_vs_rest < rho - 1e-3
     assert seeded.rho_one_vs_rest == pytest.approx(rho, abs=1e-12)
     assert seeded.min_angle_deg == pytest.approx(36.0, abs=1e-9)
+
+
+def test_round_cap_shrinks_with_K_and_d_without_a_jump_at_the_budget_step():
+    """The cap follows the per-round cost: it never grows with K or d, and where the time budget
+    triples (K = 64 -> 65) it changes by at most 2 rounds, as the cost of one round does."""
+    s = SearchSettings()
+    for d in (3, 4, 8):
+        caps = [s.rounds_for(d, K) for K in range(13, 301)]
+        assert all(a >= b for a, b in zip(caps, caps[1:])), d
+        assert min(caps) >= 15
+    assert abs(s.rounds_for(3, 64) - s.rounds_for(3, 65)) <= 2
+    assert [s.rounds_for(d, 40) for d in (3, 4, 6)] == sorted(
+        [s.rounds_for(d, 40) for d in (3, 4, 6)], reverse=True
+    )
+    assert s.rounds_for(3, 50) == s.rounds

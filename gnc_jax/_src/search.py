@@ -151,11 +151,12 @@ class SearchSettings(ValidatedSettings):
 
     def rounds_for(self, d: int, K: int) -> int:
         """The round cap for K points on S^{d-1}: ``rounds`` up to K = 50 at d = 3, scaled by
-        (50 / K)^3 above K = 50 and by (3 / d)^2 above d = 3, at least 15. A round costs ~K^2 in the
-        compiled moves and more in the host polish and the fresh populations: at d = 3 a round takes
-        1.2 s at K = 80 and 7 s at K = 130 (2-core CPU), and (50 / K)^3 keeps every pair within its
-        budget (60 s for K <= 64, 180 s up to K = 130)."""
-        scale = min(1.0, (50 / K) ** 3) * min(1.0, 3 / d) ** 2
+        (50 / K)^3 up to K = 64 and by (50 / 64)^3 (64 / K) above (the budget triples there, 60 s for
+        K <= 64 and 180 s up to K = 130), and by (3 / d)^2 above d = 3, at least 15. A round costs
+        ~K^2 in the compiled moves and more in the host polish and the fresh populations; measured
+        at d = 3 on a 2-core CPU, 1.9, 2.1, 1.7 and 2.6 s a round at K = 90, 100, 120 and 130, so that
+        the cap (68 rounds at K = 90, 47 at K = 130) keeps every pair within its budget."""
+        scale = min(1.0, (50 / min(K, 64)) ** 3 * 64 / max(K, 64)) * min(1.0, 3 / d) ** 2
         return self.rounds if scale == 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
 
     def energy_members_for(self, d: int) -> int:
