@@ -333,16 +333,21 @@ def energy_codes(d: int, K: int, key: jax.Array, settings: SearchSettings | None
     return np.asarray(_programs(d, K, s.replace(population=n))[2](key))
 
 
-def _check_seeds(seeds, d: int, K: int, R: int) -> tuple[np.ndarray, int]:
-    """The given configurations, validated and normalised, in an (R, d, K) array, and their count."""
+def _check_seeds(seeds, d: int, K: int) -> list[np.ndarray]:
+    """The given configurations, validated and normalised."""
     out = [validate_configuration(W, "seeds") for W in seeds]
     for A in out:
         if A.shape != (d, K):
             raise InvalidArgument(f"seeds must be ({d}, {K}) configurations, got shape {A.shape}")
+    return out
+
+
+def _padded(seeds: list, d: int, K: int, R: int) -> tuple[np.ndarray, int]:
+    """The first R seeds in an (R, d, K) array (zeros after them) and their count."""
     padded = np.zeros((R, d, K))
-    for i, A in enumerate(out[:R]):
+    for i, A in enumerate(seeds[:R]):
         padded[i] = A
-    return padded, min(len(out), R)
+    return padded, min(len(seeds), R)
 
 
 @float64
@@ -377,11 +382,17 @@ def search_tammes(
     if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
         raise InvalidArgument(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     t0 = time.perf_counter()
-    seeds = [validate_configuration(W, "seeds") for W in seeds]
+    seeds = _check_seeds(seeds, d, K)
+    polishing = d <= s.polish_max_d
+
+    def polished_if_due(W):
+        """W after the exact SLP polish, for d <= ``polish_max_d``; as it is above."""
+        return polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"] if polishing else W
+
     if d == 3 and s.symmetric_starts:
-        for W in icosahedral_starts(K, jax.random.fold_in(key, 3), s.symmetric_starts, s.init_steps):
-            seeds.append(polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"])
-    seeds, n_seeds = _check_seeds(seeds, d, K, s.population)
+        starts = icosahedral_starts(K, jax.random.fold_in(key, 3), s.symmetric_starts, s.init_steps)
+        seeds += [polished_if_due(W) for W in starts]
+    seeds, n_seeds = _padded(seeds, d, K, s.population)
     init, search_round, _ = _programs(d, K, s)
     k_init, k_rounds = jax.random.split(key)
     X, c = init(k_init, jnp.asarray(seeds), n_seeds)
@@ -392,12 +403,9 @@ def search_tammes(
         if chord > best:
             best_W, best = W, chord
 
-    polishing = d <= s.polish_max_d
-
     def polish_member(W):
         """The member polished (for d <= ``polish_max_d``) and its exact min chord (kept for ``hits``)."""
-        if polishing:
-            W = polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"]
+        W = polished_if_due(W)
         polished.append(tammes_margin(W))
         return W, polished[-1]
 
