@@ -97,6 +97,32 @@ def _positive_float(name: str):
     return conv
 
 
+def _grid_arguments(parser, problems) -> None:
+    """The problem and its grid of instances: shared by solve and sweep."""
+    parser.add_argument("problem", choices=problems)
+    parser.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
+    parser.add_argument("--K", required=True, help="number(s) of points, same syntax")
+    parser.add_argument("--n", help="features per class (hardmax, ufm): same syntax, >= 1")
+    parser.add_argument("--tau", help="temperature(s) > 0 of the UFM, eq. (2): 0.1 or 1,0.5,0.2")
+    parser.add_argument("--weight-decay", default=None, help="lambda >= 0 of the weight-decay UFM, eq. (B.1)")
+
+
+def _solver_arguments(parser) -> None:
+    """Restarts, seed, steps, hop rounds and the search's settings: shared by solve and sweep."""
+    parser.add_argument(
+        "--restarts",
+        type=_int_at_least("restarts", 1),
+        default=None,
+        help="random starts per pair (default: sized by the pair, 64 for small pairs, at least 8)",
+    )
+    parser.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
+    parser.add_argument(
+        "--steps", type=_int_at_least("steps", 1), default=None, help="main continuation steps"
+    )
+    parser.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
+    _search_arguments(parser)
+
+
 def _search_arguments(parser) -> None:
     """The global search's options (tammes, softmax-code; see gnc_jax._src.search)."""
     parser.add_argument(
@@ -138,12 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     solve = sub.add_parser("solve", help="solve an arrangement problem for every (d, K) of a grid")
-    solve.add_argument("problem", choices=registry.NAMES)
-    solve.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
-    solve.add_argument("--K", required=True, help="number(s) of points, same syntax")
-    solve.add_argument("--n", help="features per class (hardmax, ufm): same syntax, >= 1")
-    solve.add_argument("--tau", help="temperature(s) of the UFM, eq. (2): 0.1 or 1,0.5,0.2")
-    solve.add_argument("--weight-decay", default=None, help="lambda >= 0 of the weight-decay UFM, eq. (B.1)")
+    _grid_arguments(solve, registry.NAMES)
     solve.add_argument(
         "--counts",
         action="append",
@@ -151,18 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     solve.add_argument("--lambda-w", help="ufm-imbalanced: weight decay(s) of W, > 0: 5e-3 or 1e-3,5e-3")
     solve.add_argument("--lambda-h", help="ufm-imbalanced: weight decay(s) of H, > 0")
-    solve.add_argument(
-        "--restarts",
-        type=_int_at_least("restarts", 1),
-        default=None,
-        help="random starts per pair (default: sized by the pair, 64 for small pairs, at least 8)",
-    )
-    solve.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
-    solve.add_argument(
-        "--steps", type=_int_at_least("steps", 1), default=None, help="main continuation steps"
-    )
-    solve.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
-    _search_arguments(solve)
+    _solver_arguments(solve)
     solve.add_argument(
         "--time-limit",
         type=_positive_float("time-limit"),
@@ -218,23 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     gsl.add_argument("--epsilon", default="1e-3", help="distance from independence, in (0, 1]")
     gsl.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     sw = sub.add_parser("sweep", help="solve a grid into a resumable results store (CSV)")
-    sw.add_argument("problem", choices=registry.STORED)
-    sw.add_argument("--d", required=True, help="dimension(s): 5, 3,4, 2:9 (end exclusive), 4:15,24")
-    sw.add_argument("--K", required=True, help="number(s) of points, same syntax")
-    sw.add_argument("--n", help="features per class (hardmax, ufm), same syntax")
-    sw.add_argument("--tau", help="ufm temperature(s) > 0: 0.1 or 1,0.5")
-    sw.add_argument("--weight-decay", default=None, help="ufm: lambda >= 0 of eq. (B.1)")
+    _grid_arguments(sw, registry.STORED)
     sw.add_argument("--out", required=True, help="the store (CSV); configurations go to <stem>_configs/")
-    sw.add_argument(
-        "--restarts",
-        type=_int_at_least("restarts", 1),
-        default=None,
-        help="random starts per pair (default: sized by the pair, 64 for small pairs, at least 8)",
-    )
-    sw.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
-    sw.add_argument("--steps", type=_int_at_least("steps", 1), default=None)
-    sw.add_argument("--hop-rounds", type=_int_at_least("hop-rounds", 0), default=None)
-    _search_arguments(sw)
+    _solver_arguments(sw)
     sw.add_argument("--dtype", choices=["float64", "float32"], default=None)
     sw.add_argument(
         "--batch",
