@@ -130,6 +130,7 @@ def test_bad_search_input():
     with pytest.raises(ValueError, match="search_population|population"):
         gnc_jax.solve_tammes(3, 16, seed=0, search_population=0)
     bad = (("polish_max_d", -1), ("polish_window", 0.0), ("restart_after", -1), ("energy_members", -1))
+    bad += (("symmetric_starts", -1), ("symmetric_starts", 2.5))
     for field, value in (*bad, ("energy_steps", 0)):
         with pytest.raises(ValueError, match=field):
             SearchSettings(**{field: value})
