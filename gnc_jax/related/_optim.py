@@ -1,10 +1,13 @@
-"""Pieces shared by the related-theory modules: column-wise cross-entropy and an L-BFGS loop."""
+"""Pieces shared by the related-theory modules: column-wise cross-entropy and L-BFGS to a gradient
+tolerance."""
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import optax
+import optimistix as optx
 
 
 def cross_entropy(Z, labels):
@@ -12,25 +15,25 @@ def cross_entropy(Z, labels):
     return jax.nn.logsumexp(Z, axis=0) - jnp.take_along_axis(Z, labels[None], axis=0)[0]
 
 
-def minimise_lbfgs(loss, x0, grad_tol, max_steps):
-    """optax's L-BFGS (zoom line search) on ``loss`` from the pytree ``x0``, in a ``lax.while_loop``
-    until the gradient norm is <= grad_tol or max_steps steps; traceable (call it under jit).
+class _GradientNormStop(optx.OptaxMinimiser):
+    """optimistix's optax minimiser, stopping at the first iterate whose gradient 2-norm is <= ``atol``
+    (instead of a Cauchy test on the last step): the stationarity the callers report. optimistix
+    decides termination on the iterate a step started from, so that step keeps it."""
+
+    def step(self, fn, y, args, options, state, tags):
+        new_y, state, aux = super().step(fn, y, args, options, state, tags)
+        done = optx.two_norm(eqx.filter_grad(lambda x: fn(x, args)[0])(y)) <= self.atol
+        new_y = jax.tree.map(lambda a, b: jnp.where(done, a, b), y, new_y)
+        return new_y, eqx.tree_at(lambda s: s.terminate, state, done), aux
+
+
+def minimise_lbfgs(loss, x0, grad_tol, max_steps: int):
+    """optax's L-BFGS (zoom line search) on ``loss`` from the pytree ``x0``, run by
+    ``optimistix.minimise`` until the gradient norm is <= grad_tol or ``max_steps`` (static) steps;
+    traceable (call it under jit with max_steps static).
 
     Returns (x, steps, gradient norm)."""
-    opt = optax.lbfgs()
-    value_and_grad = optax.value_and_grad_from_state(loss)
-
-    def grad_norm(x):
-        return jnp.sqrt(sum(jnp.sum(v**2) for v in jax.tree_util.tree_leaves(jax.grad(loss)(x))))
-
-    def body(carry):
-        x, state, step, _ = carry
-        value, grad = value_and_grad(x, state=state)
-        updates, state = opt.update(grad, state, x, value=value, grad=grad, value_fn=loss)
-        x = optax.apply_updates(x, updates)
-        return x, state, step + 1, grad_norm(x)
-
-    x, _, steps, gnorm = jax.lax.while_loop(
-        lambda c: (c[2] < max_steps) & (c[3] > grad_tol), body, (x0, opt.init(x0), 0, grad_norm(x0))
-    )
-    return x, steps, gnorm
+    solver = _GradientNormStop(optax.lbfgs(), rtol=0.0, atol=grad_tol)
+    sol = optx.minimise(lambda x, _: loss(x), solver, x0, max_steps=max_steps, throw=False)
+    steps = sol.stats["num_steps"] - sol.state.terminate  # the stopping step does not move
+    return sol.value, steps, optx.two_norm(jax.grad(loss)(sol.value))

@@ -20,8 +20,8 @@ sqrt(sigma_i): the rank-k Eckart–Young truncation of B - sqrt(P_X) sqrt(P_Y)^T
 Numerics: every model is written relative to P_X P_Y (a = log P_X + a', b = log P_Y + b'), so
 log(Q / (P_X P_Y)) and the divergences are O(epsilon) quantities computed without cancelling O(1)
 terms; near independence D(P || Q) is O(epsilon^2) and still resolved to float64 round-off.
-Training is optax's L-BFGS (with its zoom line search) in a ``lax.while_loop`` until the gradient
-norm is below ``grad_tol``.
+Training is optax's L-BFGS (with its zoom line search), run by ``optimistix.minimise`` until the
+gradient norm is below ``grad_tol``.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def _trainer(model: str, shape: tuple[int, int], k: int):
         loss = lambda p: _divergence(P, lr_p, _log_ratio(p, model, log_px, log_py)) / scale  # noqa: E731
         return minimise_lbfgs(loss, params, grad_tol, max_steps)
 
-    return jax.jit(run)
+    return jax.jit(run, static_argnames="max_steps")
 
 
 @float64

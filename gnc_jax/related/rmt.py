@@ -280,7 +280,7 @@ def train_binary_softmax(X, labels, lam: float, grad_tol: float = 1e-10, max_ste
     return _fit(out, grad_tol, start)
 
 
-@jax.jit
+@functools.partial(jax.jit, static_argnames="max_steps")
 def _lbfgs(X, s, lam, grad_tol, max_steps):
     def loss(w):
         return jnp.mean(jax.nn.softplus(-s * (w @ X))) + lam / 4 * jnp.sum(w**2)
@@ -503,7 +503,7 @@ def train_multiclass_softmax(X, labels, lam, grad_tol: float = 1e-10, max_steps:
     return _fit(out, grad_tol, start)
 
 
-@jax.jit
+@functools.partial(jax.jit, static_argnames="max_steps")
 def _lbfgs_multiclass(X, y, lams, grad_tol, max_steps):
     W0 = jnp.zeros((X.shape[0], lams.shape[0]), X.dtype)
     return minimise_lbfgs(lambda W: softmax_loss(W, X, y, lams), W0, grad_tol, max_steps)
