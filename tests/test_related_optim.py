@@ -23,7 +23,12 @@ def test_quadratic_reaches_the_closed_form_minimiser_and_reports_its_gradient(x6
         x = jnp.concatenate([p["u"], p["v"]])
         return 0.5 * x @ jnp.asarray(A) @ x - jnp.asarray(b) @ x
 
-    x, steps, gnorm = _run(loss, {"u": jnp.zeros(3), "v": jnp.zeros(5)}, 1e-10, 500)
+    x0 = {"u": jnp.zeros(3), "v": jnp.zeros(5)}
+    x, steps, gnorm = _run(loss, x0, 1e-10, 500)
+    # the stopping step does not move and is not counted: capping at the reported steps gives x
+    capped, _, _ = _run(loss, x0, 1e-10, int(steps))
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15), capped, x)
+    assert float(_run(loss, x0, 1e-10, int(steps) - 1)[2]) > 1e-10  # one step fewer is not there yet
     x = np.concatenate([x["u"], x["v"]])
     # the reported norm is the gradient at the returned point, recomputed here in numpy
     np.testing.assert_allclose(float(gnorm), np.linalg.norm(A @ x - b), rtol=1e-3)
