@@ -150,3 +150,11 @@ def test_multiclass_bad_input():
         rmt.predict_multiclass(mu, C[:2], (0.2, 0.3, 0.5), 50, 5.0, seed=0)
     with pytest.raises(ValueError, match="give exactly one of key"):
         rmt.predict_multiclass(mu, C, (0.2, 0.3, 0.5), 50, 5.0)
+
+
+@pytest.mark.parametrize("max_steps", [0, 2.5, "many"])
+def test_trainers_refuse_a_step_cap_that_is_not_a_positive_integer(max_steps):
+    X, labels = np.ones((3, 4)), np.array([0, 1, 0, 1])
+    for train in (rmt.train_binary_softmax, rmt.train_multiclass_softmax):
+        with pytest.raises(ValueError, match="max_steps"):
+            train(X, labels, 1.0, max_steps=max_steps)

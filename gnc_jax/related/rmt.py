@@ -275,6 +275,7 @@ def train_binary_softmax(X, labels, lam: float, grad_tol: float = 1e-10, max_ste
     with optax's L-BFGS on mean log(1 + exp(-s_i w^T x_i)) + (lambda / 4) ||w||^2 (s = +1, -1), which
     is the two-weight loss at its optimum w_1 = -w_2 = w / 2."""
     start = time.perf_counter()
+    (max_steps,) = runner.positive_ints("max_steps", max_steps, minimum=1)
     signs = np.where(np.asarray(labels) == 0, 1.0, -1.0)
     out = _lbfgs(jnp.asarray(X, jnp.float64), jnp.asarray(signs), lam, grad_tol, max_steps)
     return _fit(out, grad_tol, start)
@@ -494,6 +495,7 @@ def sample_multiclass(key, means, covs, proportions, n: int):
 def train_multiclass_softmax(X, labels, lam, grad_tol: float = 1e-10, max_steps: int = 1000) -> SoftmaxFit:
     """W (p, k) minimising mean CE(W^T x) + (1/2) sum_l lambda_l ||w_l||^2, by optax's L-BFGS."""
     start = time.perf_counter()
+    (max_steps,) = runner.positive_ints("max_steps", max_steps, minimum=1)
     labels = np.asarray(labels)
     k = int(labels.max()) + 1
     lams = np.broadcast_to(np.asarray(lam, np.float64), (k,))
