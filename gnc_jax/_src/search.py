@@ -13,7 +13,8 @@ structure instead of the coordinates. Every round, each member of a population o
 2. **relaxes** by minimising the overlap penalty sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2 with
    Riemannian Adam at a target chord delta = c (1 + e), e uniform in (0, ``growth``), just above
    the member's current minimum chord c: the moved points make room for themselves;
-3. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax._src.driver.run_schedule`);
+3. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax._src.driver.run_schedule`;
+   300 steps; 1000 at d = 3 above K = 64: :meth:`SearchSettings.finish_for`);
 4. is **kept** if its exact minimum chord beats c (an exact float64 comparison of real
    configurations, so a member never gets worse).
 
@@ -81,8 +82,8 @@ class SearchSettings(ValidatedSettings):
       restart_after: a fresh population after this many rounds without such a gain (0: never).
       init_steps: steps of the initial anneal (t 0.1 -> 1e-9) of every member.
       relax_steps: Adam steps of the overlap-penalty relaxation per round.
-      finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round up to K = 64; more
-        above (:meth:`finish_for`).
+      finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round (and after energy
+        continuation); more at d = 3 above K = 64 (:meth:`finish_for`).
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
@@ -160,24 +161,25 @@ class SearchSettings(ValidatedSettings):
         )
         self._require_positive(("growth", "polish_window"))
 
-    def finish_for(self, K: int) -> int:
-        """Steps of a round's finish for K points: ``finish_steps`` up to K = 64, 10/3 of them above
-        (1000 by default). At d = 3, K = 90 and 100 the 300-step finish leaves members too far from
-        their local optima for the exact comparison of step 4 to keep the moves that lead to the
-        best-known code: with 1000 steps, 40 rounds from seeds 0..3 reach it at K = 100 4 of 4
-        times (3 of 4 at K = 90; 1500 steps did no better), against 0 of 4 with 300."""
-        return self.finish_steps if K <= 64 else round(self.finish_steps * 10 / 3)
+    def finish_for(self, d: int, K: int) -> int:
+        """Steps of a search round's finish for K points on S^{d-1}: ``finish_steps``, and 10/3 of
+        them (1000 by default) at d = 3 above K = 64. There, at K = 90 and 100, the 300-step finish
+        leaves members too far from their local optima for the exact comparison of step 4 to keep
+        the moves that lead to the best-known code: with 1000 steps, 40 rounds from seeds 0..3 reach
+        it at K = 100 4 of 4 times (3 of 4 at K = 90, 2 of 4 at K = 80 as with 300; 1500 steps did no
+        better). Energy continuation keeps the short finish."""
+        return round(self.finish_steps * 10 / 3) if d == 3 and K > 64 else self.finish_steps
 
     def rounds_for(self, d: int, K: int) -> int:
         """The round cap for K points on S^{d-1}: ``rounds`` up to K = 50 at d = 3, scaled by
         (50 / K)^3 up to K = 64 and by (50 / 64)^3 (64 / K)^(5/2) above (where the budget triples,
-        60 s for K <= 64 and 180 s up to K = 130, and the finish is longer: :meth:`finish_for`), and
-        by (3 / d)^2 above d = 3, at least 15. A round costs ~K^2 in the compiled moves and more in
-        the host polish of its changed members and the fresh populations; measured at d = 3 on a
-        2-core CPU with the 1000-step finish (whole process over rounds run), 2.0, 1.9, 3.3, 3.6,
-        3.8, 4.9 and 7.9 s a round at K = 70, 80, 90, 100, 110, 120 and 130 (181 s for 23 rounds at
-        K = 130), so that the cap (76 rounds at K = 70, 41 at K = 90, 16 at K = 130) keeps every
-        pair within its budget."""
+        60 s for K <= 64 and 180 s up to K = 130, and at d = 3 the finish is longer:
+        :meth:`finish_for`), and by (3 / d)^2 above d = 3, at least 15. A round costs ~K^2 in the
+        compiled moves and more in the host polish of its changed members and the fresh
+        populations; measured at d = 3 on a 2-core CPU with the 1000-step finish (whole process
+        over rounds run), 2.0, 1.9, 3.3, 3.6, 3.8, 4.9 and 7.9 s a round at K = 70, 80, 90, 100,
+        110, 120 and 130 (181 s for 23 rounds at K = 130), so that the cap (76 rounds at K = 70, 41
+        at K = 90, 16 at K = 130) keeps every pair within its budget."""
         scale = min(1.0, (50 / min(K, 64)) ** 3 * (64 / max(K, 64)) ** 2.5) * min(1.0, 3 / d) ** 2
         return self.rounds if scale == 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
 
@@ -256,7 +258,8 @@ def _programs(d: int, K: int, s: SearchSettings):
     offsets = TAMMES.smoothing_offsets(col)
     value_and_grad = lambda p, t: TAMMES.value_and_grad(p, offsets, t)
     init_temps = geometric(0.1, 1e-9, s.init_steps)
-    finish_temps = geometric(1e-3, 1e-9, s.finish_for(K))
+    finish_temps = geometric(1e-3, 1e-9, s.finish_for(d, K))
+    energy_finish_temps = geometric(1e-3, 1e-9, s.finish_steps)
     spacing = K ** (-1.0 / (d - 1))
 
     anneal_opt = riemannian_adam({"W": col})
@@ -269,7 +272,7 @@ def _programs(d: int, K: int, s: SearchSettings):
     def energy(X):
         energy_and_grad = lambda p, e: jax.value_and_grad(lambda p: _log_riesz_energy(p["W"], e))(p)
         X = run_schedule(energy_and_grad, {"W": X}, relax_opt, retract, exponents, energy_rates).params["W"]
-        return anneal(X, finish_temps)
+        return anneal(X, energy_finish_temps)
 
     def penalty(X, delta):
         return jnp.sum(jax.nn.relu(delta**2 - _chords2(X)) ** 2) / delta**4
