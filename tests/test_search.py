@@ -179,8 +179,8 @@ def test_energy_members_cross_seed_the_softmax_code_above_the_cross_search_dimen
 
 def test_round_cap_shrinks_with_K_and_d_and_follows_the_budget_step():
     """The cap follows the per-round cost: it never grows with K or d; where the time budget
-    triples (K = 64 -> 65) the finish gets longer at d = 3, and the compiled steps of the capped rounds,
-    rounds x (relax + finish), grow by more than the finish alone but by at most the budget's 3x."""
+    triples (K = 64 -> 65) the finish gets longer at d = 3 (only there), and the compiled steps of
+    the capped rounds, rounds x (relax + finish), grow, but by at most the budget's 3x."""
     s = SearchSettings()
     for d in (3, 4, 8):
         caps = [s.rounds_for(d, K) for K in range(13, 301)]

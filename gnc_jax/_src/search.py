@@ -163,11 +163,11 @@ class SearchSettings(ValidatedSettings):
 
     def finish_for(self, d: int, K: int) -> int:
         """Steps of a search round's finish for K points on S^{d-1}: ``finish_steps``, and 10/3 of
-        them (1000 by default) at d = 3 above K = 64. There, at K = 90 and 100, the 300-step finish
-        leaves members too far from their local optima for the exact comparison of step 4 to keep
-        the moves that lead to the best-known code: with 1000 steps, 40 rounds from seeds 0..3 reach
-        it at K = 100 4 of 4 times (3 of 4 at K = 90, 2 of 4 at K = 80 as with 300; 1500 steps did no
-        better). Energy continuation keeps the short finish."""
+        them (1000 by default) at d = 3 above K = 64, where a member closer to its local optimum
+        makes the exact comparison of step 4 a better judge of a move. Measured: 40 rounds from
+        seeds 0..3 reach the best-known code at K = 100 4 of 4 times with 1000 steps (3 of 4 at
+        K = 90; 2 of 4 at K = 80, as with 300; 1500 steps did no better). Energy continuation keeps
+        the short finish."""
         return round(self.finish_steps * 10 / 3) if d == 3 and K > 64 else self.finish_steps
 
     def rounds_for(self, d: int, K: int) -> int:
