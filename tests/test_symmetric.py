@@ -3,53 +3,93 @@ import numpy as np
 import pytest
 
 from gnc_jax._src import symmetric
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import tammes_margin
 from gnc_jax._src.theory import tammes_closed_form
 
+ORDERS = {"C2": 2, "C3": 3, "C5": 5, "D2": 4, "D3": 6, "D4": 8, "T": 12, "O": 24, "I": 60}
 
-def test_the_icosahedral_group_is_a_group_of_60_rotations():
-    G = symmetric.icosahedral_group()
-    assert G.shape == (60, 3, 3)
+
+@pytest.mark.parametrize("name", ORDERS)
+def test_rotation_groups_are_closed_groups_of_their_order(name):
+    G = symmetric.rotation_group(name)
+    n = ORDERS[name]
+    assert G.shape == (n, 3, 3)
     np.testing.assert_allclose(G @ G.transpose(0, 2, 1), np.broadcast_to(np.eye(3), G.shape), atol=1e-12)
     np.testing.assert_allclose(np.linalg.det(G), 1.0, atol=1e-12)
-    flat = G.reshape(60, 9)
-    for g in G[:7]:  # closed: every product is one of the 60 (and the 60 are distinct)
-        prods = (g @ G).reshape(60, 9)
+    flat = G.reshape(n, 9)
+    for g in G[:7]:  # closed: every product is one of the n (and the n are distinct)
+        prods = (g @ G).reshape(n, 9)
         nearest = np.min(np.linalg.norm(prods[:, None] - flat[None], axis=2), axis=1)
         assert np.max(nearest) < 1e-9
-    assert np.min(np.linalg.norm(flat[:, None] - flat[None], axis=2) + 9 * np.eye(60)) > 0.1
+    assert np.min(np.linalg.norm(flat[:, None] - flat[None], axis=2) + 9 * np.eye(n)) > 0.1
 
 
-def test_special_orbits_and_the_icosahedron():
-    orbits = symmetric.special_orbits()
-    assert sorted(orbits) == [12, 20, 30]
-    for n, P in orbits.items():
-        assert P.shape == (n, 3)
+@pytest.mark.parametrize(
+    "name, sizes",
+    [
+        ("C3", [1, 1]),
+        ("D3", [2, 3, 3]),
+        ("D4", [2, 4, 4]),
+        ("T", [4, 4, 6]),
+        ("O", [6, 8, 12]),
+        ("I", [12, 20, 30]),
+    ],
+)
+def test_special_orbits_are_the_axis_ends(name, sizes):
+    G = symmetric.rotation_group(name)
+    orbits = symmetric.special_orbits(name)
+    assert [len(P) for P in orbits] == sizes
+    for P in orbits:
         np.testing.assert_allclose(np.linalg.norm(P, axis=1), 1.0, atol=1e-14)
-    # the 12 vertices are the proven Tammes optimum (Fejes Toth): max cos 1/sqrt(5)
-    W = orbits[12].T
-    assert np.max(W.T @ W - 2 * np.eye(12)) == pytest.approx(tammes_closed_form(3, 12), abs=1e-14)
+        # orbit-stabiliser: the rotations fixing a point of an orbit of m points number |G| / m > 1
+        fixing = np.sum(np.linalg.norm(G @ P[0] - P[0], axis=1) < 1e-9)
+        assert fixing * len(P) == len(G) and fixing > 1
 
 
-@pytest.mark.parametrize("K", range(2, 200))
-def test_decompositions_add_up_and_are_complete(K):
-    found = symmetric.decompositions(K)
-    for a, sizes in found:
-        assert 60 * a + sum(sizes) == K and len(set(sizes)) == len(sizes)
+def test_special_orbits_hold_the_proven_optima():
+    # 12 vertices of the icosahedron (Fejes Toth), 6 of the octahedron, 4 of the tetrahedron.
+    for name, K in (("I", 12), ("O", 6), ("T", 4)):
+        W = next(P.T for P in symmetric.special_orbits(name) if len(P) == K)
+        assert np.max(W.T @ W - 2 * np.eye(K)) == pytest.approx(tammes_closed_form(3, K), abs=1e-14)
+
+
+@pytest.mark.parametrize("name", ["C3", "D4", "T", "I"])
+@pytest.mark.parametrize("K", range(2, 140, 3))
+def test_decompositions_add_up_and_are_complete(name, K):
+    n, sizes = ORDERS[name], [len(P) for P in symmetric.special_orbits(name)]
+    found = symmetric.decompositions(name, K)
+    for a, chosen in found:
+        assert n * a + sum(sizes[i] for i in chosen) == K and len(set(chosen)) == len(chosen)
     brute = {
-        (a, tuple(n for n, f in zip((30, 20, 12), bits) if f))
-        for a in range(4)
-        for bits in np.ndindex(2, 2, 2)
-        if 60 * a + np.dot(bits, (30, 20, 12)) == K
+        tuple(sorted(s for s, f in zip(sizes, bits) if f))
+        for bits in np.ndindex(*[2] * len(sizes))
+        if np.dot(bits, sizes) <= K and (K - np.dot(bits, sizes)) % n == 0
     }
-    assert set(found) == brute
+    assert {tuple(sorted(sizes[i] for i in chosen)) for _, chosen in found} == brute
 
 
-def test_starts_are_symmetric_and_their_score_is_exact():
-    (W,) = symmetric.icosahedral_starts(72, jax.random.key(0), starts=4, steps=400)
-    assert W.shape == (3, 72)
-    for g in symmetric.icosahedral_group():  # g W is W with its columns permuted
+@pytest.mark.parametrize("name, K", [("I", 72), ("C3", 40)])
+def test_starts_are_symmetric_and_their_score_is_exact(name, K):
+    ((W,),) = symmetric.symmetric_starts(K, jax.random.key(0), starts=4, steps=400, groups=(name,))
+    assert W.shape == (3, K)
+    for g in symmetric.rotation_group(name):  # g W is W with its columns permuted
         D = np.linalg.norm((g @ W)[:, :, None] - W[:, None, :], axis=0)
         assert np.max(np.min(D, axis=1)) < 1e-10
     assert tammes_margin(W) > 2 * np.sin(np.radians(20) / 2)  # the annealer separated the orbits
-    assert symmetric.icosahedral_starts(100, jax.random.key(0), starts=4, steps=400) == []
+    assert symmetric.symmetric_starts(100, jax.random.key(0), starts=4, steps=400, groups=("I",)) == []
+
+
+def test_starts_keep_the_best_few_best_first():
+    # C3 at K = 20: 6 representatives and both poles; the best 3 of 6 starts, best first by their
+    # exact min chord (recomputed here in float64).
+    (W,) = symmetric.symmetric_starts(20, jax.random.key(1), starts=6, steps=300, groups=("C3",), keep=3)
+    assert W.shape == (3, 3, 20)
+    chords = [tammes_margin(w) for w in W]
+    assert chords == sorted(chords, reverse=True) and chords[0] > chords[-1]
+
+
+@pytest.mark.parametrize("name", ["C1", "D0", "X3", "c3", "I2", ""])
+def test_unknown_group_names_are_refused(name):
+    with pytest.raises(InvalidArgument, match="symmetry group"):
+        symmetric.rotation_group(name)

@@ -28,10 +28,11 @@ the run can stop at any round (round cap, patience, ``time_limit``, Ctrl-C). Abo
 of a member costs more than a pair's time budget (``polish_max_d``): there exact unpolished chords
 decide, and the caller polishes the result.
 
-**Symmetric starts** (d = 3, :mod:`gnc_jax._src.symmetric`): where K is a union of orbits of the
-icosahedral rotation group (K = 60 a + 30 b + 20 c + 12 e), the best of ``symmetric_starts`` annealed
-symmetric configurations per decomposition is polished and joins the initial population. At K = 120
-this is what reaches the best-known code (the search alone stays 0.059 deg below from every start).
+**Symmetric starts** (d = 3, :mod:`gnc_jax._src.symmetric`): where K is a union of orbits of a
+rotation group (:meth:`SearchSettings.symmetric_groups_for`: the icosahedral group I up to K = 64;
+above, also T, D_5 and C_3), the best of ``symmetric_starts`` annealed symmetric configurations per
+decomposition is polished and joins the initial population. At K = 120 (I) and K = 80, 90 (C_3)
+this is what reaches the best-known code (the search alone stays 0.059, 6e-4 and 2e-3 deg below).
 
 **Energy continuation** (:func:`energy_codes`) is a second route to good basins, run beside the
 search for d >= ``energy_min_d``: ``energy_members`` random starts minimise the Riesz s-energy
@@ -67,7 +68,13 @@ from gnc_jax._src.geometry import tammes_margin, validate_configuration
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.polish import polish
 from gnc_jax._src.sphere import normalize_columns
-from gnc_jax._src.symmetric import icosahedral_starts
+from gnc_jax._src.symmetric import symmetric_starts
+
+
+# Symmetric starts polished per decomposition (the best by the anneal's exact score; the best polished
+# one seeds the search). The anneal's ranking is a poor guide: at K = 80 the C_3 start that reaches
+# the best-known code ranked 2nd to 8th of 32 for four keys, never 1st.
+SYMMETRIC_POLISHED = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,8 +105,9 @@ class SearchSettings(ValidatedSettings):
         does). At d = 8, K = 64 one SLP polish of a freshly annealed member takes 13-27 s on 2 CPU
         cores (LPs of ~1000 rows in 448 unknowns, 0.25 s each), more than the pair's time budget;
         at d = 3, K = 70 it takes 0.5 s.
-      symmetric_starts: at d = 3, random starts per icosahedral decomposition of K
-        (:mod:`gnc_jax._src.symmetric`); the best of each is polished and seeds the population; 0 none.
+      symmetric_starts: at d = 3, random starts per decomposition of K into orbits of a rotation group
+        (:meth:`symmetric_groups_for`, :mod:`gnc_jax._src.symmetric`); the best of each is polished
+        and seeds the population; 0 none.
       energy_members: random starts of energy continuation (:func:`energy_codes`) for pairs with
         d >= ``energy_min_d``; their codes compete with the search's (or the annealer's) result; 0 none.
       energy_min_d: the smallest d with energy continuation (0: none at any d).
@@ -186,6 +194,16 @@ class SearchSettings(ValidatedSettings):
     def energy_members_for(self, d: int) -> int:
         """Random starts of energy continuation at dimension d."""
         return self.energy_members if self.energy_min_d and d >= self.energy_min_d else 0
+
+    def symmetric_groups_for(self, K: int) -> tuple[str, ...]:
+        """Rotation groups of the symmetric starts for K points at d = 3 (:mod:`gnc_jax._src.symmetric`):
+        I up to K = 64; I, T, D_5 and C_3 above, where the budget triples. Chosen from the best
+        polished start of each of C_2..C_6, D_2..D_6, T, O and I at K = 75, 80, 85, ..., 125: C_3
+        reaches the best-known code at K = 80 and 90 and beats the search alone at K = 125 (by
+        0.015 deg), D_5 beats it at K = 115 (by 0.006 deg), T and I come within 7e-5 deg at K =
+        110; the others won nowhere. Each decomposition costs 5..15 s at K = 70..130 (its anneal and
+        the polish of its best ``SYMMETRIC_POLISHED`` starts)."""
+        return ("I",) if K <= 64 else ("I", "T", "D5", "C3")
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
@@ -405,8 +423,9 @@ def search_tammes(
         return polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"] if polishing else W
 
     if d == 3 and s.symmetric_starts:
-        starts = icosahedral_starts(K, jax.random.fold_in(key, 3), s.symmetric_starts, s.init_steps)
-        seeds += [polished_if_due(W) for W in starts]
+        groups, k = s.symmetric_groups_for(K), jax.random.fold_in(key, 3)
+        for best in symmetric_starts(K, k, s.symmetric_starts, s.init_steps, groups, SYMMETRIC_POLISHED):
+            seeds.append(max((polished_if_due(W) for W in best), key=tammes_margin))
     seeds, n_seeds = _padded(seeds, d, K, s.population)
     init, search_round, _ = _programs(d, K, s)
     k_init, k_rounds = jax.random.split(key)

@@ -1,26 +1,32 @@
-"""Icosahedrally symmetric starts for Tammes codes on S^2.
+"""Symmetric starts for Tammes codes on S^2: unions of orbits of a rotation group.
 
-Many best-known codes on S^2 are unions of orbits of a point group. The rotation group I of the
-icosahedron (order 60) has generic orbits of 60 points and three special ones: the 12 vertices, 20
-face centres and 30 edge midpoints of the icosahedron. For every way of writing
-K = 60 a + 30 b + 20 c + 12 e (b, c, e in {0, 1}) the configurations built from a free representative
-points and those special orbits have 2a degrees of freedom instead of 2K: :func:`icosahedral_starts`
-anneals the representatives (the search's log-sum-exp schedule on the whole orbit configuration) from
-random starts and returns the best configuration of each decomposition. They seed the search
-(:func:`gnc_jax._src.search.search_tammes`), which polishes them without the symmetry. At K = 120
-(two generic orbits) this reaches the best-known angle 19.324020° that the search alone misses by
-0.059°; at K = 110 (60 + 30 + 20) it comes within 1.5e-4° where the search alone stops 0.015° below.
+Many best-known codes on S^2 are unions of orbits of a point group. A finite rotation group G
+(cyclic C_n, dihedral D_n, tetrahedral T, octahedral O, icosahedral I) has generic orbits of |G|
+points and special ones, the endpoints of its rotation axes: the 2 poles of C_n (two orbits of 1);
+the 2 poles and two orbits of n points on the 2-fold axes of D_n; 6, 4 and 4 points for T; 6, 8 and
+12 for O; the 12 vertices, 20 face centres and 30 edge midpoints of the icosahedron for I. For every
+way of writing K = |G| a + the sizes of some special orbits, the configurations built from a free
+representatives and those orbits have 2a degrees of freedom instead of 2K: :func:`symmetric_starts`
+anneals the representatives (the search's log-sum-exp schedule on the whole orbit configuration)
+from random starts and returns the best configuration of each decomposition. They seed the search
+(:func:`gnc_jax._src.search.search_tammes`), which polishes them without the symmetry. Measured at
+d = 3 (best of 32 starts, polished; :meth:`gnc_jax._src.search.SearchSettings.symmetric_groups_for`
+says which groups the search uses): I at K = 120 (two generic orbits) reaches the best-known angle
+19.324020° that the search alone misses by 0.059°; C_3 reaches it at K = 80 and 90, where the search
+alone stops 6e-4° and 2e-3° below.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax._src.driver import geometric, retract, riemannian_adam, run_schedule
+from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.process import float64
 from gnc_jax._src.sphere import normalize_columns
@@ -41,57 +47,86 @@ def _rotation(axis, angle: float) -> np.ndarray:
     )
 
 
+def _generators(name: str) -> list[np.ndarray]:
+    """Generating rotations of the group called ``name``: C<n>, D<n> (n >= 2), T, O or I."""
+    polyhedral = {
+        "T": ([0, 0, 1], 2, [1, 1, 1], 3),
+        "O": ([0, 0, 1], 4, [1, 1, 1], 3),
+        "I": ([0, 1, _PHI], 5, [1, 1, 1], 3),  # a vertex and a face centre of the icosahedron
+    }
+    if name in polyhedral:
+        a, p, b, q = polyhedral[name]
+        return [_rotation(a, 2 * np.pi / p), _rotation(b, 2 * np.pi / q)]
+    match = re.fullmatch(r"([CD])([1-9][0-9]*)", name)
+    if not match or int(match[2]) < 2:
+        raise InvalidArgument(f"symmetry group must be C<n> or D<n> (n >= 2), T, O or I, got {name!r}")
+    gens = [_rotation([0, 0, 1], 2 * np.pi / int(match[2]))]
+    return gens + [_rotation([1, 0, 0], np.pi)] if match[1] == "D" else gens
+
+
+def _contains(points, p) -> bool:
+    return any(np.allclose(p, q, atol=1e-9) for q in points)
+
+
 @functools.cache
-def icosahedral_group() -> np.ndarray:
-    """The 60 rotations (60, 3, 3) of the icosahedron: the closure of a 5-fold rotation about a
-    vertex and a 3-fold rotation about a face centre."""
-    gens = [_rotation([0, 1, _PHI], 2 * np.pi / 5), _rotation([1, 1, 1], 2 * np.pi / 3)]
-    group = [np.eye(3)]
-    frontier = list(group)
+def rotation_group(name: str) -> np.ndarray:
+    """The rotations (|G|, 3, 3) of the group called ``name`` (C<n>, D<n>, T, O, I): the closure of
+    its generators."""
+    gens = _generators(name)
+    group, frontier = [np.eye(3)], [np.eye(3)]
     while frontier:
-        new = []
-        for g in frontier:
-            for h in gens:
-                m = g @ h
-                if not any(np.allclose(m, q) for q in group):
-                    group.append(m)
-                    new.append(m)
-        frontier = new
+        new = [g @ h for g in frontier for h in gens]
+        frontier = []
+        for m in new:
+            if not _contains(group, m):
+                group.append(m)
+                frontier.append(m)
     return np.array(group)
 
 
-def _orbit(v) -> np.ndarray:
-    """The distinct images (n, 3) of the unit vector v under the group."""
+def _orbit(G: np.ndarray, v) -> np.ndarray:
+    """The distinct images (n, 3) of the unit vector v under the rotations G."""
     out = []
-    for p in icosahedral_group() @ (np.asarray(v, float) / np.linalg.norm(v)):
-        if not any(np.allclose(p, q) for q in out):
+    for p in G @ v:
+        if not _contains(out, p):
             out.append(p)
     return np.array(out)
 
 
 @functools.cache
-def special_orbits() -> dict[int, np.ndarray]:
-    """The special orbits by size: 12 vertices, 20 face centres, 30 edge midpoints (n, 3)."""
-    return {12: _orbit([0, 1, _PHI]), 20: _orbit([1, 1, 1]), 30: _orbit([0, 0, 1])}
+def special_orbits(name: str) -> tuple[np.ndarray, ...]:
+    """The orbits (n, 3) of the endpoints of the group's rotation axes, smallest first."""
+    G = rotation_group(name)
+    ends = []
+    for g in G[1:]:
+        w, V = np.linalg.eig(g)
+        axis = np.real(V[:, np.argmin(np.abs(w - 1))])
+        ends += [axis / np.linalg.norm(axis), -axis / np.linalg.norm(axis)]
+    orbits = []
+    for p in ends:
+        if not any(_contains(o, p) for o in orbits):
+            orbits.append(_orbit(G, p))
+    return tuple(sorted(orbits, key=len))
 
 
-def decompositions(K: int) -> list[tuple[int, tuple[int, ...]]]:
-    """Every (a, special orbit sizes) with K = 60 a + the sum of distinct special orbit sizes."""
-    out = []
-    for mask in range(8):
-        sizes = tuple(n for i, n in enumerate((30, 20, 12)) if mask >> i & 1)
-        rest = K - sum(sizes)
-        if rest >= 0 and rest % 60 == 0:
-            out.append((rest // 60, sizes))
-    return out
+def decompositions(name: str, K: int) -> list[tuple[int, tuple[int, ...]]]:
+    """Every (a, indices of special orbits) with K = |G| a + the sizes of those orbits, one per
+    multiset of sizes (orbits of equal size are congruent under the group's normaliser)."""
+    n, sizes = len(rotation_group(name)), [len(o) for o in special_orbits(name)]
+    out = {}
+    for mask in range(2 ** len(sizes)):
+        chosen = tuple(i for i in range(len(sizes)) if mask >> i & 1)
+        rest = K - sum(sizes[i] for i in chosen)
+        if rest >= 0 and rest % n == 0:
+            out.setdefault(tuple(sizes[i] for i in chosen), (rest // n, chosen))
+    return sorted(out.values())
 
 
 @functools.cache
-def _anneal_program(a: int, sizes: tuple[int, ...], steps: int):
-    G = jnp.asarray(icosahedral_group())
-    fixed = np.concatenate([special_orbits()[n] for n in sizes] or [np.zeros((0, 3))]).T
-    fixed = jnp.asarray(fixed)
-    K = 60 * a + fixed.shape[1]
+def _anneal_program(name: str, a: int, chosen: tuple[int, ...], steps: int):
+    G = jnp.asarray(rotation_group(name))
+    fixed = jnp.asarray(np.concatenate([special_orbits(name)[i] for i in chosen] or [np.zeros((0, 3))]).T)
+    K = len(G) * a + fixed.shape[1]
     offsets = TAMMES.smoothing_offsets(jnp.ones(K, bool))
 
     def configuration(reps):  # (3, a) representatives -> (3, K)
@@ -117,15 +152,20 @@ def _anneal_program(a: int, sizes: tuple[int, ...], steps: int):
 
 
 @float64
-def icosahedral_starts(K: int, key: jax.Array, starts: int, steps: int) -> list[np.ndarray]:
-    """For every decomposition of K (:func:`decompositions`), the best (3, K) configuration of
-    ``starts`` annealed random representatives (``steps`` steps each); the fixed configuration where
-    a = 0. Empty when K has no decomposition."""
+def symmetric_starts(
+    K: int, key: jax.Array, starts: int, steps: int, groups=("I",), keep: int = 1
+) -> list[np.ndarray]:
+    """For every group in ``groups`` and every decomposition of K (:func:`decompositions`), the best
+    ``keep`` (keep, 3, K) configurations of ``starts`` annealed random representatives (``steps``
+    steps each), best first by their exact score; the fixed configuration (1, 3, K) where a = 0.
+    Empty when K has no decomposition."""
     out = []
-    for i, (a, sizes) in enumerate(decompositions(K)):
-        if a == 0:
-            out.append(np.concatenate([special_orbits()[n] for n in sizes]).T)
-            continue
-        W, score = _anneal_program(a, sizes, steps)(jax.random.fold_in(key, i), starts)
-        out.append(np.asarray(W[int(jnp.argmax(score))]))
+    for g, name in enumerate(groups):
+        for i, (a, chosen) in enumerate(decompositions(name, K)):
+            if a == 0:
+                out.append(np.concatenate([special_orbits(name)[j] for j in chosen]).T[None])
+                continue
+            run = _anneal_program(name, a, chosen, steps)
+            W, score = run(jax.random.fold_in(jax.random.fold_in(key, g), i), starts)
+            out.append(np.asarray(W[jnp.argsort(-score)[:keep]]))
     return out
