@@ -30,8 +30,9 @@ decide, and the caller polishes the result.
 
 **Symmetric starts** (d = 3, :mod:`gnc_jax._src.symmetric`): where K is a union of orbits of a
 rotation group (:meth:`SearchSettings.symmetric_groups_for`: the icosahedral group I up to K = 64;
-above, also T, D_5 and C_3), the best of ``symmetric_starts`` annealed symmetric configurations per
-decomposition is polished and joins the initial population. At K = 120 (I) and K = 80, 90 (C_3)
+above, also T, D_5 and C_3), ``symmetric_starts`` symmetric configurations per decomposition are
+annealed, the best ``SYMMETRIC_POLISHED`` of them polished, and the best polished one joins the
+initial population. At K = 120 (I) and K = 80, 90 (C_3)
 this is what reaches the best-known code (the search alone stays 0.059, 6e-4 and 2e-3 deg below).
 
 **Energy continuation** (:func:`energy_codes`) is a second route to good basins, run beside the
@@ -106,8 +107,8 @@ class SearchSettings(ValidatedSettings):
         cores (LPs of ~1000 rows in 448 unknowns, 0.25 s each), more than the pair's time budget;
         at d = 3, K = 70 it takes 0.5 s.
       symmetric_starts: at d = 3, random starts per decomposition of K into orbits of a rotation group
-        (:meth:`symmetric_groups_for`, :mod:`gnc_jax._src.symmetric`); the best of each is polished
-        and seeds the population; 0 none.
+        (:meth:`symmetric_groups_for`, :mod:`gnc_jax._src.symmetric`); the best polished one of each
+        decomposition seeds the population; 0 none.
       energy_members: random starts of energy continuation (:func:`energy_codes`) for pairs with
         d >= ``energy_min_d``; their codes compete with the search's (or the annealer's) result; 0 none.
       energy_min_d: the smallest d with energy continuation (0: none at any d).
