@@ -8,7 +8,7 @@ the 2 poles and two orbits of n points on the 2-fold axes of D_n; 6, 4 and 4 poi
 way of writing K = |G| a + the sizes of some special orbits, the configurations built from a free
 representatives and those orbits have 2a degrees of freedom instead of 2K: :func:`symmetric_starts`
 anneals the representatives (the search's log-sum-exp schedule on the whole orbit configuration)
-from random starts and returns the best configuration of each decomposition. They seed the search
+from random starts and returns the best few configurations of each decomposition. They seed the search
 (:func:`gnc_jax._src.search.search_tammes`), which polishes them without the symmetry. Measured at
 d = 3 (best of 32 starts, polished; :meth:`gnc_jax._src.search.SearchSettings.symmetric_groups_for`
 says which groups the search uses): I at K = 120 (two generic orbits) reaches the best-known angle
@@ -109,6 +109,11 @@ def special_orbits(name: str) -> tuple[np.ndarray, ...]:
     return tuple(sorted(orbits, key=len))
 
 
+def _fixed_points(name: str, chosen: tuple[int, ...]) -> np.ndarray:
+    """The chosen special orbits of the group as one (3, n) configuration (n = 0 for none)."""
+    return np.concatenate([special_orbits(name)[i] for i in chosen] or [np.zeros((0, 3))]).T
+
+
 def decompositions(name: str, K: int) -> list[tuple[int, tuple[int, ...]]]:
     """Every (a, indices of special orbits) with K = |G| a + the sizes of those orbits, one per
     multiset of sizes (orbits of equal size are congruent under the group's normaliser)."""
@@ -125,7 +130,7 @@ def decompositions(name: str, K: int) -> list[tuple[int, tuple[int, ...]]]:
 @functools.cache
 def _anneal_program(name: str, a: int, chosen: tuple[int, ...], steps: int):
     G = jnp.asarray(rotation_group(name))
-    fixed = jnp.asarray(np.concatenate([special_orbits(name)[i] for i in chosen] or [np.zeros((0, 3))]).T)
+    fixed = jnp.asarray(_fixed_points(name, chosen))
     K = len(G) * a + fixed.shape[1]
     offsets = TAMMES.smoothing_offsets(jnp.ones(K, bool))
 
@@ -163,7 +168,7 @@ def symmetric_starts(
     for g, name in enumerate(groups):
         for i, (a, chosen) in enumerate(decompositions(name, K)):
             if a == 0:
-                out.append(np.concatenate([special_orbits(name)[j] for j in chosen]).T[None])
+                out.append(_fixed_points(name, chosen)[None])
                 continue
             run = _anneal_program(name, a, chosen, steps)
             W, score = run(jax.random.fold_in(jax.random.fold_in(key, g), i), starts)
