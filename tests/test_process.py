@@ -70,3 +70,31 @@ def test_a_generator_computes_each_item_in_float64_and_yields_to_float32():
     # float64 inside: the Pythagorean identity to 1e-8 relative (float32 would leave ~1e-7 absolute)
     assert abs(first["pythagorean_residual"]) <= 1e-8 * first["independence_divergence"]
     assert [r["model"] for r in rows] == ["reverse", "joint"]
+
+
+TWO_THREADS = """
+import threading
+import numpy as np
+import gnc_jax
+
+def certify(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        gnc_jax.separation(rng.normal(size=(8, 64)))
+
+threads = [threading.Thread(target=certify, args=(s,), daemon=True) for s in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(timeout=100)
+print("hung" if any(t.is_alive() for t in threads) else "finished")
+"""
+
+
+def test_certifying_from_two_threads_at_once_finishes():
+    # Before process.one_at_a_time, two threads certifying (8, 64) configurations blocked both
+    # workers of XLA:CPU's 2-thread pool in batched LAPACK calls forever (3 of 3 runs; gnc-jax sweep
+    # with its 2 workers hung the same way). In a subprocess, so that a hang cannot take pytest along.
+    out = subprocess.run([sys.executable, "-c", TWO_THREADS], capture_output=True, text=True, timeout=150)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "finished"

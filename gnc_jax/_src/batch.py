@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax._src import geometry, metrics, runner
-from gnc_jax._src.process import float64
+from gnc_jax._src.process import float64, one_at_a_time
 from gnc_jax._src.progress import step_meter
 from gnc_jax._src.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax._src.errors import InvalidArgument
@@ -139,6 +139,7 @@ def _bucket_solver(
     return jax.jit(run)
 
 
+@one_at_a_time
 @jax.jit
 def _certify_vmapped(W, col_mask):
     return jax.vmap(geometry.separation_masked)(W, col_mask)

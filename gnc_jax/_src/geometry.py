@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax._src import hull
-from gnc_jax._src.process import float64
+from gnc_jax._src.process import float64, one_at_a_time
 from gnc_jax._src.errors import InvalidArgument
 
 
@@ -117,7 +117,7 @@ def _separation_from(W, col_mask, mnp: hull.MinNormPoint, lower=None) -> Separat
     )
 
 
-_separation = jax.jit(separation_masked)
+_separation = one_at_a_time(jax.jit(separation_masked))
 _separation_from_jit = jax.jit(_separation_from)
 
 SCREEN_MIN_K = 512  # above this many columns the QPs run on screened candidates (hull, column generation)

@@ -23,6 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gnc_jax._src.process import one_at_a_time
+
 
 class MinNormPoint(NamedTuple):
     """Result of :func:`min_norm_point` for points P (d, n)."""
@@ -161,6 +163,7 @@ def distances_from_weights(W: jax.Array, weights: jax.Array) -> jax.Array:
     return jnp.linalg.norm(residual, axis=0)
 
 
+@one_at_a_time
 @functools.partial(jax.jit, static_argnames=("m", "tol", "gram"))
 def _screened_chunk(W, ks, directions, support, m: int, tol: float, gram: bool):
     """Wolfe for the classes ``ks`` on m candidates j != k: the previous ``support`` (c, K) first,

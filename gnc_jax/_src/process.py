@@ -3,6 +3,13 @@
 * :func:`float64` scopes ``jax_enable_x64`` to one call of a public function (``jax.enable_x64``,
   a thread-local setting): certified numbers are float64 while the caller's own JAX code keeps its
   settings. Importing gnc_jax changes no setting.
+* :func:`one_at_a_time` runs the programs that call LAPACK on batches (the least squares of the
+  hull's exact QPs) one thread at a time. XLA:CPU runs a batched LAPACK call on a worker of its
+  intra-op pool, which splits the batch into tasks for that same pool and blocks until they finish:
+  two such calls at once, from two threads on a 2-core CPU (two pool workers), each wait for tasks
+  that only the other's worker could run, forever. ``gnc-jax sweep`` with its default 2 workers hung
+  that way at d = 7 (both workers blocked in ``lapack_dgesdd``; reproduced by two threads certifying
+  8 configurations of (7, 49) each, 10 times: tests/test_process.py).
 * :func:`tune_allocator` (public as ``gnc_jax.tune_allocator``, called by the ``gnc-jax`` command and
   the benchmarks, never on import): XLA:CPU allocates a step's temporaries (megabytes for a batch of
   restarts) on every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh
@@ -17,6 +24,7 @@ import ctypes.util
 import functools
 import inspect
 import os
+import threading
 
 import jax
 
@@ -47,6 +55,22 @@ def float64(fn):
             return fn(*args, **kwargs)
 
     return scoped
+
+
+_LAPACK_BATCHES = threading.RLock()
+
+
+def one_at_a_time(program):
+    """``program`` (a jitted function whose computation calls LAPACK on batches) run by one thread of
+    the process at a time, to completion (module docstring): the lock is held until its outputs are
+    ready."""
+
+    @functools.wraps(program)
+    def exclusive(*args, **kwargs):
+        with _LAPACK_BATCHES:
+            return jax.block_until_ready(program(*args, **kwargs))
+
+    return exclusive
 
 
 def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
