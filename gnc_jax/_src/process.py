@@ -8,8 +8,8 @@
   intra-op pool, which splits the batch into tasks for that same pool and blocks until they finish:
   two such calls at once, from two threads on a 2-core CPU (two pool workers), each wait for tasks
   that only the other's worker could run, forever. ``gnc-jax sweep`` with its default 2 workers hung
-  that way at d = 7 (both workers blocked in ``lapack_dgesdd``; reproduced by two threads certifying
-  8 configurations of (7, 49) each, 10 times: tests/test_process.py).
+  that way at d = 7 (both workers blocked in ``lapack_dgesdd``); so did two threads calling
+  ``gnc_jax.separation`` on (8, 64) configurations (tests/test_process.py).
 * :func:`tune_allocator` (public as ``gnc_jax.tune_allocator``, called by the ``gnc-jax`` command and
   the benchmarks, never on import): XLA:CPU allocates a step's temporaries (megabytes for a batch of
   restarts) on every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh
