@@ -1,10 +1,12 @@
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from gnc_jax._src import symmetric
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import tammes_margin
+from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.theory import tammes_closed_form
 
 ORDERS = {"C2": 2, "C3": 3, "C5": 5, "D2": 4, "D3": 6, "D4": 8, "T": 12, "O": 24, "I": 60}
@@ -80,13 +82,45 @@ def test_starts_are_symmetric_and_their_score_is_exact(name, K):
     assert symmetric.symmetric_starts(100, jax.random.key(0), starts=4, steps=400, groups=("I",)) == []
 
 
-def test_starts_keep_the_best_few_best_first():
+@pytest.mark.parametrize(
+    "name, a, chosen", [("I", 1, (1, 2)), ("T", 2, (0,)), ("D5", 2, (0, 1)), ("C3", 5, ())]
+)
+def test_the_orbit_objective_is_the_whole_configurations(name, a, chosen):
+    # From the pairs (representative, point) only: the loss is TAMMES.loss of the whole configuration
+    # less t log(|G| / 2), with the same gradient in the representatives, and max_cos is exact.
+    order = len(symmetric.rotation_group(name))
+    with jax.enable_x64(True):
+        objective = symmetric.orbit_objective(name, a, chosen)
+        reps = jax.random.normal(jax.random.key(3), (3, a), jnp.float64)
+        reps = reps / jnp.linalg.norm(reps, axis=0)
+        W = objective.configuration(reps)
+        K = W.shape[1]
+        offsets = TAMMES.smoothing_offsets(jnp.ones(K, bool))
+        for t in (0.1, 1e-3):
+            whole = lambda r, t=t: TAMMES.loss({"W": objective.configuration(r)}, offsets, t)
+            value, grad = objective.value_and_grad({"W": reps}, t)
+            assert float(value) == pytest.approx(float(whole(reps)) - t * np.log(order / 2), rel=1e-12)
+            np.testing.assert_allclose(grad["W"], jax.grad(whole)(reps), rtol=1e-9, atol=1e-12)
+        max_cos = np.max(np.asarray(W.T @ W) - 2 * np.eye(K))
+        assert float(objective.max_cos(reps)) == pytest.approx(max_cos, abs=1e-14)
+
+
+def test_starts_keep_the_best_few_distinct_best_first():
     # C3 at K = 20: 6 representatives and both poles; the best 3 of 6 starts, best first by their
-    # exact min chord (recomputed here in float64).
+    # exact min chord (recomputed here in float64), no two alike.
     (W,) = symmetric.symmetric_starts(20, jax.random.key(1), starts=6, steps=300, groups=("C3",), keep=3)
     assert W.shape == (3, 3, 20)
     chords = [tammes_margin(w) for w in W]
-    assert chords == sorted(chords, reverse=True) and chords[0] > chords[-1]
+    assert chords == sorted(chords, reverse=True) and chords[0] > chords[1] > chords[2]
+
+
+def test_copies_of_one_configuration_are_polished_once():
+    # I at K = 72: one representative and the 12 vertices; 16 starts anneal to a few configurations
+    # only, so keeping 16 returns each once.
+    (W,) = symmetric.symmetric_starts(72, jax.random.key(0), starts=16, steps=400, groups=("I",), keep=16)
+    chords = np.array([tammes_margin(w) for w in W])
+    assert 1 <= len(W) < 16
+    assert np.all(np.diff(chords) < -1e-9 * chords[1:])
 
 
 @pytest.mark.parametrize("name", ["C1", "D0", "X3", "c3", "I2", ""])

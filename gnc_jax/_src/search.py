@@ -31,8 +31,8 @@ decide, and the caller polishes the result.
 **Symmetric starts** (d = 3, :mod:`gnc_jax._src.symmetric`): where K is a union of orbits of a
 rotation group (:meth:`SearchSettings.symmetric_groups_for`: the icosahedral group I up to K = 64;
 above, also T, D_5 and C_3), ``symmetric_starts`` symmetric configurations per decomposition are
-annealed, the best ``SYMMETRIC_POLISHED`` of them polished, and the best polished one joins the
-initial population. At K = 120 (I) and K = 80, 90 (C_3) this is what reaches the best-known code
+annealed, the best ``SYMMETRIC_POLISHED`` distinct ones polished, and the best polished one joins
+the initial population. At K = 120 (I) and K = 80, 90 (C_3) this is what reaches the best-known code
 (the search alone stays 0.059, 6e-4 and 2e-3 deg below).
 
 **Energy continuation** (:func:`energy_codes`) is a second route to good basins, run beside the
@@ -202,9 +202,9 @@ class SearchSettings(ValidatedSettings):
         polished start of each of C_2..C_6, D_2..D_6, T, O and I at K = 75, 80, 85, ..., 125: C_3
         reaches the best-known code at K = 80 and 90 and beats the search alone at K = 125 (by
         0.015 deg), D_5 beats it at K = 115 (by 0.006 deg), T and I come within 7e-5 deg at K =
-        110; the others won nowhere. A decomposition took 3..15 s at K = 75..125 (its anneal and
-        one to three polishes, the CPU shared) and 10..14 s at K = 80 with the polish of its best
-        ``SYMMETRIC_POLISHED`` starts."""
+        110; the others won nowhere. The anneals of all four groups take 7.2, 9.8 and 4.7 s at
+        K = 80, 110 and 125 (compilation included); each decomposition's polish of its best
+        ``SYMMETRIC_POLISHED`` distinct starts 5..20 s (the CPU shared)."""
         return ("I",) if K <= 64 else ("I", "T", "D5", "C3")
 
     def moves_for(self, K: int) -> int:

@@ -7,8 +7,10 @@ the 2 poles and two orbits of n points on the 2-fold axes of D_n; 6, 4 and 4 poi
 12 for O; the 12 vertices, 20 face centres and 30 edge midpoints of the icosahedron for I. For every
 way of writing K = |G| a + the sizes of some special orbits, the configurations built from a free
 representatives and those orbits have 2a degrees of freedom instead of 2K: :func:`symmetric_starts`
-anneals the representatives (the search's log-sum-exp schedule on the whole orbit configuration)
-from random starts and returns the best few configurations of each decomposition. They seed the search
+anneals the representatives (the search's log-sum-exp schedule over the pairs of a representative
+with any point, which by the symmetry are all the pairs up to rotation: |G| times fewer terms than the
+whole configuration's) from random starts and returns the best few distinct configurations of each
+decomposition. They seed the search
 (:func:`gnc_jax._src.search.search_tammes`), which polishes them without the symmetry. Measured at
 d = 3 (best of 32 starts, polished; :meth:`gnc_jax._src.search.SearchSettings.symmetric_groups_for`
 says which groups the search uses): I at K = 120 (two generic orbits) reaches the best-known angle
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -27,7 +31,6 @@ import numpy as np
 
 from gnc_jax._src.driver import geometric, retract, riemannian_adam, run_schedule
 from gnc_jax._src.errors import InvalidArgument
-from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.process import float64
 from gnc_jax._src.sphere import normalize_columns
 
@@ -127,33 +130,86 @@ def decompositions(name: str, K: int) -> list[tuple[int, tuple[int, ...]]]:
     return sorted(out.values())
 
 
-@functools.cache
-def _anneal_program(name: str, a: int, chosen: tuple[int, ...], steps: int):
-    G = jnp.asarray(rotation_group(name))
-    fixed = jnp.asarray(_fixed_points(name, chosen))
-    K = len(G) * a + fixed.shape[1]
-    offsets = TAMMES.smoothing_offsets(jnp.ones(K, bool))
+class OrbitObjective(NamedTuple):
+    """The Tammes objective on the configurations of one decomposition, as functions of the (3, a)
+    representatives."""
 
-    def configuration(reps):  # (3, a) representatives -> (3, K)
+    configuration: Callable  # reps -> (3, K) the whole configuration
+    value_and_grad: Callable  # (params {"W": reps}, t) -> (smoothed loss, gradient in params)
+    max_cos: Callable  # reps -> exact max cos over the configuration's pairs
+
+
+@functools.cache
+def orbit_objective(name: str, a: int, chosen: tuple[int, ...]) -> OrbitObjective:
+    """The log-sum-exp objective of :data:`TAMMES` for the configurations of a representatives and
+    the ``chosen`` special orbits, from the pairs (representative, point).
+
+    Every pair of a symmetric configuration is the image under G of a pair (representative, point)
+    or of two fixed points. Among the (a, K) terms reps^T W (less each representative with itself,
+    column r |G|: G[0] is the identity) a pair of two generic points appears 2 / |G| times as often
+    as among the pairs i < j of W, a pair with a fixed point 1 / |G| times. With weights 1 and 2 on
+    those columns and 2 / |G| on the constant pairs of fixed points, t LSE(terms / t) is the whole
+    configuration's loss less t log(|G| / 2): the same gradient from |G| / 2 times fewer exponentials.
+    """
+    G = rotation_group(name)
+    fixed = _fixed_points(name, chosen)
+    order, n_fixed = len(G), fixed.shape[1]
+    K = order * a + n_fixed
+    # numpy constants: they become float64 in the programs that run with float64 enabled.
+    self_pairs = np.zeros((a, K))
+    self_pairs[np.arange(a), np.arange(a) * order] = -np.inf
+    log_weights = np.log(np.where(np.arange(K) < K - n_fixed, 1.0, 2.0)) + self_pairs
+    fixed_cos = (fixed.T @ fixed)[np.triu_indices(n_fixed, 1)]
+    fixed_log_weight, fixed_max = np.log(2 / order), fixed_cos.max(initial=-1.0)
+
+    def configuration(reps):
         return jnp.concatenate([jnp.einsum("gij,jr->irg", G, reps).reshape(3, -1), fixed], axis=1)
 
-    def value_and_grad(p, t):
-        W, vjp = jax.vjp(configuration, p["W"])
-        value, grad = TAMMES.value_and_grad({"W": W}, offsets, t)
-        return value, {"W": vjp(grad["W"])[0]}
+    def terms(reps):
+        return reps.T @ configuration(reps)
 
+    def max_cos(reps):
+        return jnp.maximum(jnp.max(terms(reps) + self_pairs), fixed_max)
+
+    def value_and_grad(params, t):  # one exponential per term, as TAMMES.value_and_grad
+        z, vjp = jax.vjp(terms, params["W"])
+        m = jnp.maximum(jnp.max(z + self_pairs), fixed_max)
+        e = jnp.exp((z - m) / t + log_weights)
+        total = jnp.sum(e) + jnp.sum(jnp.exp((fixed_cos - m) / t + fixed_log_weight))
+        return m + t * jnp.log(total), {"W": vjp(e / total)[0]}
+
+    return OrbitObjective(configuration, value_and_grad, max_cos)
+
+
+@functools.cache
+def _anneal_program(name: str, a: int, chosen: tuple[int, ...], steps: int):
+    objective = orbit_objective(name, a, chosen)
     optimizer = riemannian_adam({"W": jnp.ones(a, bool)})
     temps = geometric(0.1, 1e-9, steps)
 
     @functools.partial(jax.jit, static_argnums=1)
     def run(key, n: int):
         reps = normalize_columns(jax.random.normal(key, (n, 3, a), jnp.float64))
-        anneal = lambda r: run_schedule(value_and_grad, {"W": r}, optimizer, retract, temps, 0.5 * temps)
+        anneal = lambda r: run_schedule(
+            objective.value_and_grad, {"W": r}, optimizer, retract, temps, 0.5 * temps
+        )
         reps = jax.vmap(anneal)(reps).params["W"]
-        W = jax.vmap(configuration)(reps)
-        return W, jax.vmap(lambda W: TAMMES.score({"W": W}, jnp.ones(K, bool)))(W)
+        return jax.vmap(objective.configuration)(reps), -jax.vmap(objective.max_cos)(reps)
 
     return run
+
+
+def _distinct_best(score: np.ndarray, keep: int, rtol: float = 1e-9) -> np.ndarray:
+    """Indices of the best ``keep`` scores, best first, skipping any within ``rtol`` (relative) of one
+    already taken: starts that anneal to the same score are copies of one configuration up to the
+    group's symmetries, and polishing a copy again finds nothing new."""
+    taken = []
+    for i in np.argsort(-score, kind="stable"):
+        if all(abs(score[i] - score[j]) > rtol * abs(score[j]) for j in taken):
+            taken.append(i)
+            if len(taken) == keep:
+                break
+    return np.array(taken)
 
 
 @float64
@@ -161,8 +217,9 @@ def symmetric_starts(
     K: int, key: jax.Array, starts: int, steps: int, groups=("I",), keep: int = 1
 ) -> list[np.ndarray]:
     """For every group in ``groups`` and every decomposition of K (:func:`decompositions`), the best
-    ``keep`` (keep, 3, K) configurations of ``starts`` annealed random representatives (``steps``
-    steps each), best first by their exact score; the fixed configuration (1, 3, K) where a = 0.
+    ``keep`` (at most; (keep, 3, K)) configurations of ``starts`` annealed random representatives
+    (``steps`` steps each), best first by their exact score, no two with the same score (to 1e-9,
+    relative); the fixed configuration (1, 3, K) where a = 0.
     Empty when K has no decomposition."""
     out = []
     for g, name in enumerate(groups):
@@ -172,5 +229,5 @@ def symmetric_starts(
                 continue
             run = _anneal_program(name, a, chosen, steps)
             W, score = run(jax.random.fold_in(jax.random.fold_in(key, g), i), starts)
-            out.append(np.asarray(W[jnp.argsort(-score)[:keep]]))
+            out.append(np.asarray(W)[_distinct_best(np.asarray(score), keep)])
     return out
