@@ -16,6 +16,7 @@ from test_cli import run_cli
 
 import gnc_jax
 from gnc_jax._src import store
+from gnc_jax._src import sweep as sweep_module
 from gnc_jax._src.status import Status
 from gnc_jax._src.store import StoreError
 from gnc_jax._src.sweep import grid, sweep
@@ -60,15 +61,16 @@ def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     assert (rep.total, rep.solved, rep.skipped) == (8, 8, 0)
     rows = [r for r in store.read_rows(out) if (r["d"], r["K"]) in pairs]
     check_rows(rows, pairs, out)
-    # Two batches in flight (the default) or one at a time: the same rows in the same order.
+    # Two batches in flight (the default) or one at a time: the same rows (written as their batches
+    # finish, so not always in the same order).
     serial = tmp_path / "serial.csv"
     sweep(
         "tammes", [2, 3], [3, 4, 5, 6], out=serial, seed=0, batch_size=3, workers=1, progress=None, **BUDGET
     )
     values = ["d", "K", "min_angle_deg", "rho_one_vs_rest", "rattlers"]
-    assert [[r[c] for c in values] for r in store.read_rows(serial)] == [
+    assert sorted([r[c] for c in values] for r in store.read_rows(serial)) == sorted(
         [r[c] for c in values] for r in store.read_rows(out)
-    ]
+    )
     with pytest.raises(ValueError, match="workers"):
         sweep("tammes", [2], [3], out=serial, seed=0, workers=0, progress=None, **BUDGET)
     before = out.read_bytes()
@@ -85,6 +87,28 @@ def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     sweep("softmax-code", [2], [5], out=out, seed=0, progress=None, restarts=4, steps=600, hop_rounds=1)
     (sc,) = [r for r in store.read_rows(out) if r["problem"] == "softmax-code"]
     assert sc["rho_one_vs_rest"] == pytest.approx(1 - np.cos(2 * np.pi / 5), abs=1e-9)
+
+
+def test_a_slow_pair_does_not_hold_back_the_other_workers_rows(tmp_path, monkeypatch):
+    # Two workers, one pair per batch: while one worker is on a slow pair (K = 3, here waiting), the
+    # other finishes K = 4 and then K = 5, and their rows reach the store before the slow one's.
+    # Written in submission order instead, K = 4's row would wait for K = 3: the wait times out.
+    out = tmp_path / "codes.csv"
+    real_solve, seen = sweep_module._solve, []
+
+    def solve(instances, *args, **kwargs):
+        if instances[0].K == 3:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not seen:
+                if out.exists() and len(store.read_rows(out)) == 2:
+                    seen.append(sorted(r["K"] for r in store.read_rows(out)))
+                time.sleep(0.05)
+        return real_solve(instances, *args, **kwargs)
+
+    monkeypatch.setattr(sweep_module, "_solve", solve)
+    rep = sweep("tammes", [2], [3, 4, 5], out=out, seed=0, batch_size=1, workers=2, progress=None, **BUDGET)
+    assert seen == [[4, 5]] and rep.solved == 3
+    assert sorted(r["K"] for r in store.read_rows(out)) == [3, 4, 5]
 
 
 def test_sigkill_mid_sweep_then_resume(tmp_path):

@@ -41,6 +41,24 @@ def _tangent_bases(X: np.ndarray) -> np.ndarray:
     return H[:, :, 1:]
 
 
+# Simplex iterations per LP at most, per row and column: the polish's LPs need at most ~9 (measured
+# over the polishes of softmax codes at (6, 30) and (8, 20) and Tammes codes at (8, 40) and (3, 60)),
+# but HiGHS's dual simplex can stall: at d = 8, K = 38 (a softmax code, 744 rows, 533 columns) it ran
+# for over 40 minutes on one LP, which its interior-point method solves in 2.4 s.
+LP_ITERATIONS_PER_SIZE = 25
+
+
+def _solve_lp(c, A_ub, b_ub, bounds):
+    """``linprog`` by HiGHS (dual simplex); past ``LP_ITERATIONS_PER_SIZE`` (rows + columns)
+    iterations, by its interior-point method within the same count (a deterministic cap, unlike a
+    time limit)."""
+    cap = {"maxiter": LP_ITERATIONS_PER_SIZE * sum(A_ub.shape)}
+    lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=cap)
+    if lp.status == 1:  # the iteration cap
+        lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs-ipm", options=cap)
+    return lp
+
+
 class PolishResult(NamedTuple):
     params: dict  # the polished configuration (never worse than the given one)
     status: Status  # STATIONARY, STALLED, MAX_STEPS or FAILED (see below)
@@ -94,7 +112,7 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         c[-1] = 1.0
         A_ub = sparse.hstack([sparse.csr_array(A[:, used]), -np.ones((len(rows), 1))], format="csr")
         b_ub = (f - T_act) / r
-        lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(-1.0, 1.0)] * n_u + [(None, None)], method="highs")
+        lp = _solve_lp(c, A_ub, b_ub, [(-1.0, 1.0)] * n_u + [(None, None)])
         if lp.status != 0:
             return PolishResult(X, Status.FAILED, predicted, f"LP: {lp.message}")
         u = np.zeros(A.shape[1])

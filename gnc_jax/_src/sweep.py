@@ -21,13 +21,11 @@ works as well: hosts never communicate.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import NamedTuple
 
@@ -90,13 +88,13 @@ def _settings(problem: str, overrides: dict):
     return SolverSettings().replace(**rest), SearchSettings().replace(**search)
 
 
-def _result(future: Future):
-    """``future.result()`` in short waits, so that Ctrl-C reaches the main thread at once."""
+def _first_done(pending: set[Future]) -> tuple[set[Future], set[Future]]:
+    """(finished, still pending) once at least one of ``pending`` has finished, waiting in short
+    steps so that Ctrl-C reaches the main thread at once."""
     while True:
-        try:
-            return future.result(timeout=0.1)
-        except FutureTimeout:
-            pass
+        done, rest = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+        if done:
+            return done, rest
 
 
 def default_batch_size() -> int:
@@ -280,16 +278,24 @@ def sweep(
 
         chunks = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
         pool = ThreadPoolExecutor(workers, thread_name_prefix="gnc-sweep")
-        in_flight = collections.deque()
+        pending = set()
+
+        def write_first_done():
+            """Rows are written as their chunks finish, in any order: a long pair neither idles the
+            other workers nor holds back finished rows (which an interrupt would lose)."""
+            nonlocal pending, finished
+            done, pending = _first_done(pending)
+            for future in done:
+                finished += write(future.result())
+            bar.update(finished)
+
         try:
             for chunk in chunks:
-                in_flight.append(pool.submit(solve_chunk, chunk))
-                if len(in_flight) == workers:
-                    finished += write(_result(in_flight.popleft()))
-                    bar.update(finished)
-            while in_flight:
-                finished += write(_result(in_flight.popleft()))
-                bar.update(finished)
+                pending.add(pool.submit(solve_chunk, chunk))
+                if len(pending) == workers:
+                    write_first_done()
+            while pending:
+                write_first_done()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
     return SweepReport(path, len(mine), len(mine) - len(todo), len(todo), time.perf_counter() - t0)
