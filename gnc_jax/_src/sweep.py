@@ -5,7 +5,7 @@ batched solver call (:func:`gnc_jax.solve_pairs` or :func:`gnc_jax._src.ufm.solv
 over this process's devices), and its rows are appended to the :mod:`gnc_jax._src.store` as soon as it
 returns. ``workers`` batches are in flight at once (threads): while one batch runs its compiled solve,
 another compiles or runs its host-side certification and LP polish, so a sweep keeps the host's cores
-busy where a loop over pairs leaves all but one idle; rows are still appended in grid order. An
+busy where a loop over pairs leaves all but one idle; rows are appended as batches finish. An
 instance's answer depends only on the seed, the instance and the settings, so re-running the same
 command skips the finished rows and solves the rest: an interruption (Ctrl-C, SIGKILL) loses at most
 the batches in flight.
