@@ -10,9 +10,9 @@ The stores are made by (see docs/results.md, "The gnc_jax table of codes"):
 Per (d, K): the Tammes code's min angle, max cos and rattlers, the softmax code's certified rho and
 rattlers, rho of the Tammes code, and Theorem 3.9's bounds where they apply. Per d: where the two codes
 coincide (same rho to 1e-9), where one search found the better configuration for both criteria,
-where rattlers occur, and whether rho* lies within the bounds.
+where rattlers occur, and whether the larger found rho (a lower bound on rho*) lies within the bounds.
 
-    python benchmarks/codes_table.py [TAMMES_STORE SOFTMAX_STORE]
+    python benchmarks/codes_table.py [TAMMES_STORE SOFTMAX_STORE] [--out FILE.md]
 """
 
 import argparse
@@ -40,6 +40,7 @@ def ranges(ks):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("stores", nargs="*", default=[HERE / "codes.csv", HERE / "codes_softmax.csv"])
+    ap.add_argument("--out", type=Path, default=HERE / "codes.md")
     args = ap.parse_args()
     rows = store.load(args.stores)
     best = {(r["problem"], r["d"], r["K"]): r for r in store.best(rows)}
@@ -62,7 +63,7 @@ def main():
         "## Per dimension",
         "",
         "| d | K | coincide | softmax code better | Tammes code better | Tammes rattlers at K | "
-        "softmax-code rattlers at K | trade-off | rho* within Theorem 3.9 |",
+        "softmax-code rattlers at K | trade-off | found rho within Theorem 3.9 |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     detail = [
@@ -110,7 +111,7 @@ def main():
             f"| {d} | {min(Ks)}-{max(Ks)} | {len(same)} | {ranges(sc_better)} | {ranges(tm_better)} | "
             f"{ranges(tm_ratt)} | {ranges(sc_ratt)} | {ranges(tradeoff)} | {inside}/{applicable} |"
         )
-    (HERE / "codes.md").write_text("\n".join(lines + detail) + "\n")
+    args.out.write_text("\n".join(lines + detail) + "\n")
     print("\n".join(lines))
 
 
