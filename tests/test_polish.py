@@ -13,10 +13,9 @@ from gnc_jax._src import polish
 def test_an_lp_that_stalls_the_dual_simplex_is_solved(path, monkeypatch):
     # One LP of the polish of a softmax code at d = 8, K = 38 (744 rows, 533 columns, the step's
     # scaled form: bounds [-1, 1] on the step, the max s free). HiGHS's dual simplex ran on it for
-    # over 40 minutes (the regen's sweep sat there); _solve_lp caps its iterations and then solves
-    # it by the interior-point method. Reference: that method called directly.
-    # At 533 columns it goes to the interior-point method first; with the threshold raised,
-    # through the simplex's iteration cap.
+    # over 40 minutes (the regen's sweep sat there). At 533 columns _solve_lp gives it to the
+    # interior-point method first; with the threshold raised, it caps the simplex's iterations and
+    # then uses that method. Reference: the interior-point method called directly.
     if path.startswith("simplex"):
         monkeypatch.setattr(polish, "LP_IPM_FIRST_COLUMNS", 10**9)
     f = np.load(DATA / "stalling_lp.npz")

@@ -49,8 +49,9 @@ LP_ITERATIONS_PER_SIZE = 25
 # LPs with more columns than this go to the interior-point method first: per LP (first 8 of a
 # polish, 2 CPU cores) 0.53 s against 1.55 s by the dual simplex for the softmax code at (8, 64)
 # (1456 rows, 897 columns), 0.20 against 0.37 s at (8, 40) (584 x 554); at (6, 40) (556 x 401) the two
-# take the same time. Tall LPs suit the simplex: the Tammes search at d = 3, K = 90 (up to ~3700 rows
-# in 181 columns) took 149 s by it and 169 s with its LPs over 1000 rows + columns by the other.
+# take the same time. Tall LPs suit the simplex: the Tammes search at d = 3 (LPs of up to ~3900 rows +
+# columns, at most 2K + 1 columns, at K = 100 and 130) took 149 s at K = 90 by it and 169 s with its
+# LPs over 1000 rows + columns by the other.
 LP_IPM_FIRST_COLUMNS = 500
 
 
