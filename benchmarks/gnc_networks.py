@@ -131,8 +131,8 @@ def _sweep_table(store, prefix, title):
         return []
     out = [
         f"{title}\n",
-        "| run | train acc | test acc | GNC1 start -> end | GNC2 / rho* | rho* | GNC3 start -> end "
-        "| NCC train | NCC test |",
+        "| run | train acc | test acc | GNC1 start -> end | GNC2 / rho-hat | rho-hat (best found) "
+        "| GNC3 start -> end | NCC train | NCC test |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for k, r in rows:

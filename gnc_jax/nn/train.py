@@ -3,7 +3,8 @@
 The loss is the mean cross-entropy of logits W^T h / tau (eq. 2 with features produced by the network).
 After each epoch the normalised features of the whole training set are recomputed in eval mode and
 measured with :mod:`gnc_jax._src.metrics` in float64: GNC1 (paper's uncentred Sigma_B), GNC2 (certified
-rho_one-vs-rest of the classifier's W) and its ratio to rho*(d, K) of the core solver, GNC3, NCC
+rho_one-vs-rest of the classifier's W) and its ratio to rho-hat(d, K), the certified margin of the best
+softmax code the core solver finds (a lower bound on rho*), GNC3, NCC
 accuracy on the training and the test set (test features against the training class means).
 """
 
@@ -49,7 +50,7 @@ class TrainSettings(ValidatedSettings):
         small digits MLP it stalled at 20-53% training accuracy at lr 0.1, 0.05 and 0.01, where Adam
         reached 100%); both with a cosine decay to 0.
       learning_rate: initial step size. On digits (d = 3, tau = 0.1) Adam at 1e-2 for 200 epochs
-        brings GNC2 to 95% of rho*; 3e-3 to 94%; 1e-2 for 60 epochs to 81%.
+        brings GNC2 to 95% of rho-hat; 3e-3 to 94%; 1e-2 for 60 epochs to 81%.
       momentum: SGD momentum.
       weight_decay: decoupled L2 on every trained parameter.
       tau_start: None (train at the model's tau throughout) or a larger temperature to start from:
