@@ -7,7 +7,14 @@ import numpy as np
 import optax
 import pytest
 
-from gnc_jax._src.driver import euclidean_adam, retract, riemannian_adam, run_schedule
+from gnc_jax._src.driver import (
+    POLISH_FULL_UNKNOWNS,
+    SolverSettings,
+    euclidean_adam,
+    retract,
+    riemannian_adam,
+    run_schedule,
+)
 from gnc_jax._src.sphere import normalize_columns
 
 pytestmark = pytest.mark.usefixtures("x64")  # float64: the closed forms hold to rounding (1e-15)
@@ -62,3 +69,17 @@ def test_a_non_finite_loss_freezes_the_instance_at_its_last_finite_parameters():
     two = run_schedule(value_and_grad, {"W": W}, opt, retract, temps[:2], 0.1 * temps[:2])
     assert bool(frozen.done) and not bool(two.done)
     chex.assert_trees_all_equal(frozen.params, two.params)
+
+
+def test_polish_iterations_fall_with_the_square_of_the_lp_size():
+    s = SolverSettings()
+    full = POLISH_FULL_UNKNOWNS
+    # all iterations for every Tammes polish at d = 3 up to K = 130 and softmax code (W and H) up to 85
+    assert [s.polish_iters_for(u) for u in (1, 2 * 130, 2 * 2 * 85, full)] == [s.lp_polish_iters] * 4
+    # above, iterations x unknowns^2 stays at the full polish's (to rounding), at least 20
+    for u in (full + 1, 480, 600, 896, 1000):
+        assert s.polish_iters_for(u) == max(20, round(s.lp_polish_iters * (full / u) ** 2))
+    assert s.polish_iters_for(480) == 50  # the softmax code at (7, 40): 6 x 80 unknowns
+    assert s.polish_iters_for(896) == 20  # (8, 64): 7 x 128
+    assert s.replace(lp_polish_iters=5).polish_iters_for(10**6) == 5  # a smaller setting is kept
+    assert s.replace(lp_polish_iters=0).polish_iters_for(896) == 0

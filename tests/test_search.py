@@ -93,6 +93,20 @@ def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
     assert crossed.rho_one_vs_rest >= margin_of_tammes - 1e-12
 
 
+def test_cross_seeding_lifts_the_softmax_code_at_d_8():
+    # d = 8, K = 22: the softmax-code annealer alone stays 1.9e-2 below the one-vs-rest margin of the
+    # Tammes code the search finds (0.8694 against 0.8504 at this budget); with the Tammes search run
+    # inside the softmax-code solve (the default up to d = cross_search_max_d = 8) it is not below it.
+    budget = dict(seed=0, restarts=4, hop_rounds=0, lp_polish_iters=0)
+    search = dict(search_population=8, search_rounds=10)
+    alone = gnc_jax.solve_softmax_code(8, 22, search_cross_search_max_d=3, **budget)
+    crossed = gnc_jax.solve_softmax_code(8, 22, **search, **budget)
+    tammes = gnc_jax.solve_tammes(8, 22, **search, **budget)
+    margin_of_tammes = gnc_jax.softmax_code_margin(tammes.W)
+    assert alone.rho_one_vs_rest < margin_of_tammes - 1e-2
+    assert crossed.rho_one_vs_rest >= margin_of_tammes - 1e-12
+
+
 def test_initial_configurations_join_the_tammes_solution():
     s = gnc_jax.solve_tammes(3, 13, seed=1, search_rounds=0, restarts=2, hop_rounds=0, steps=50)
     better = gnc_jax.solve_tammes(3, 13, seed=0, search_population=8, search_rounds=10)
@@ -163,12 +177,12 @@ def test_energy_continuation_finds_the_e8_root_system():
         assert all(np.bincount(row, minlength=4).tolist() == [1, 56, 126, 56] for row in nearest)
 
 
-def test_energy_members_cross_seed_the_softmax_code_above_the_cross_search_dimension():
+def test_energy_members_cross_seed_the_softmax_code_without_the_tammes_search():
     # d = 4, K = 120 with a tiny annealer budget: the annealer alone misses the 600-cell; the search's
-    # energy members (d = 4 > cross_search_max_d, so no Tammes search runs) find it, and the reported
+    # energy members (with no Tammes search run: cross_search_max_d = 3 < d) find it, and the reported
     # softmax code is the 600-cell: rho = (3 - sqrt 5) / 4 (its one-vs-rest margin, closed form) and
     # 36 deg.
-    tiny = dict(seed=0, restarts=2, steps=300, hop_rounds=0)
+    tiny = dict(seed=0, restarts=2, steps=300, hop_rounds=0, search_cross_search_max_d=3)
     alone = gnc_jax.solve_softmax_code(4, 120, search_energy_members=0, **tiny)
     seeded = gnc_jax.solve_softmax_code(4, 120, **tiny)
     rho = (3 - np.sqrt(5)) / 4

@@ -49,14 +49,18 @@ def test_tammes_solver_reaches_every_proven_optimum(large, budget):
     rows = [r for r in known_tammes() if r["proven"] and (r["K"] > 24) == large]
     assert rows
     sols = gnc_jax.solve_pairs("tammes", [(r["d"], r["K"]) for r in rows], seed=0, **budget)
+    # The angle is compared where it is well conditioned: at 180 deg (K = 2) a max cosine of -1 + 4e-16
+    # (one rounding) is 1.7e-6 deg short, as the angle moves like the square root of the cosine there.
     misses = [
         (r["d"], r["K"], s.min_angle_deg, r["angle"])
         for r, s in zip(rows, sols)
-        if abs(s.min_angle_deg - r["angle"]) > 1e-6
+        if r["angle"] < 179.0 and abs(s.min_angle_deg - r["angle"]) > 1e-6
     ]
     assert not misses
     for r, s in zip(rows, sols):
         assert s.max_cos == pytest.approx(r["cos"], abs=1e-9)
+        if r["K"] == 2:
+            assert s.max_cos <= -1 + 1e-14  # measured -1 + 4.4e-16 at (5, 2)
 
 
 def test_solutions_respect_margin_inequality_and_bounds():

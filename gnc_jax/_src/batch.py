@@ -176,7 +176,7 @@ def _certify(params, dims, K_max):
     return jax.tree_util.tree_map(lambda *a: np.stack(a), *seps)
 
 
-def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
+def _polish_bucket(problem, params, sep, dims, settings):
     """Exact SLP polish of each pair's best configuration (host, float64); ``params`` (padded arrays)
     are updated in place. HardMax features are polished from where the solver left them. Returns
     per pair its :class:`gnc_jax._src.polish.PolishResult`, or None where it was skipped (too many
@@ -184,7 +184,8 @@ def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
     results = []
     n = problem.features_per_class
     for slot, (dd, kk) in enumerate(dims):
-        if (dd - 1) * kk * (1 + n) > max_unknowns:
+        unknowns = (dd - 1) * kk * (1 + n)
+        if unknowns > settings.lp_polish_max_unknowns:
             results.append(None)
             continue
         Wi = np.array(params["W"][slot, :dd, :kk])
@@ -197,7 +198,7 @@ def _polish_bucket(problem, params, sep, dims, iters, max_unknowns):
             # unit vector will do there, take w_k.
             H = geometry.features_from_weights(Wi, sep.weights[slot, :kk, :kk])
             pair["H"] = np.where(np.isnan(H), Wi, H)
-        res = polish(problem, pair, max_iter=iters)
+        res = polish(problem, pair, max_iter=settings.polish_iters_for(unknowns))
         params["W"][slot, :dd, :kk] = res.params["W"]
         if problem.name == "hardmax":
             params["H"][slot, :dd, : n * kk] = res.params["H"]
@@ -430,9 +431,7 @@ def solve_pairs(
         statuses = [STATUS_NAMES[int(v)] for v in status]
         notes = [""] * len(members)
         if settings.lp_polish_iters:
-            polished = _polish_bucket(
-                prob, params, sep, dims, settings.lp_polish_iters, settings.lp_polish_max_unknowns
-            )
+            polished = _polish_bucket(prob, params, sep, dims, settings)
             for slot, res in enumerate(polished):
                 if res is not None and statuses[slot] != Status.NONFINITE:
                     statuses[slot], residual[slot], notes[slot] = res.status, res.residual, res.note

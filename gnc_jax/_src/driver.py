@@ -78,6 +78,11 @@ class ValidatedSettings:
         return dataclasses.replace(self, **changes)
 
 
+# LPs of the SLP polish up to this many unknowns get all ``lp_polish_iters`` iterations: every Tammes
+# polish at d = 3 up to K = 170 ((d - 1) K), the softmax codes at d = 3 up to K = 85 ((d - 1) 2K).
+POLISH_FULL_UNKNOWNS = 340
+
+
 @dataclasses.dataclass(frozen=True)
 class SolverSettings(ValidatedSettings):
     """Immutable solver settings (plain Python values, validated on construction).
@@ -98,7 +103,8 @@ class SolverSettings(ValidatedSettings):
       stall_tol: the annealing status is 'stalled' when the exact score changed by less than
         this over the last half of the polish.
       lp_polish_iters: iterations of the exact active-set (SLP) polish of each pair's best
-        configuration (:mod:`gnc_jax._src.polish`); 0 skips it. Its convergence sets the final status.
+        configuration (:mod:`gnc_jax._src.polish`), fewer for large LPs (:meth:`polish_iters_for`);
+        0 skips it. Its convergence sets the final status.
       lp_polish_max_unknowns: pairs whose LP would have more tangent coordinates than this, (d - 1)
         times the columns of all variables, skip the polish (HiGHS took over 15 minutes for the
         softmax code d = 10, K = 100, 1800 unknowns); their status is the annealing's.
@@ -141,6 +147,20 @@ class SolverSettings(ValidatedSettings):
     def schedule_steps(self) -> int:
         """Driver steps of one solve: the anneal, every hop round and the polish."""
         return self.steps + self.hop_rounds * self.hop_steps + self.polish_steps
+
+    def polish_iters_for(self, unknowns: int) -> int:
+        """SLP polish iterations for an LP in ``unknowns`` tangent coordinates: ``lp_polish_iters``
+        up to ``POLISH_FULL_UNKNOWNS``, scaled by (``POLISH_FULL_UNKNOWNS`` / unknowns)^2 above, at
+        least 20. One LP costs about the square of its unknowns (HiGHS, 2 CPU cores, whole
+        iteration: 0.235 s at 480 unknowns, the softmax code at (7, 40); 0.55 s at 896, (8, 64)), so
+        the cap holds a polish to about the time of 100 LPs at 340 unknowns, ~12 s; with 100
+        iterations the polish alone took 23.5 s at (7, 40) and 55 s at (8, 64), where the pair's
+        budget is 60 s. The iterations it cuts gain little: at (8, 64) each gains 1e-5 or less (a
+        first-order method crawling where hundreds of terms are nearly equal)."""
+        scale = min(1.0, (POLISH_FULL_UNKNOWNS / max(unknowns, 1)) ** 2)
+        if scale == 1.0:
+            return self.lp_polish_iters
+        return max(min(20, self.lp_polish_iters), round(self.lp_polish_iters * scale))
 
     def restarts_for(self, d: int, K: int, n_devices: int = 1) -> int:
         """The restarts a pair gets, rounded up to a multiple of ``n_devices``: ``restarts`` if set,
