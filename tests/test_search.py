@@ -44,6 +44,7 @@ def test_c2_symmetric_starts_lift_the_search_at_k_49():
     plain = search_tammes(3, 49, jax.random.key(0), s.replace(symmetric_starts=0))
     lifted = search_tammes(3, 49, jax.random.key(0), s)
     assert angle_deg(lifted.min_chord) > angle_deg(plain.min_chord) + 1e-3
+    assert lifted.history[-1][2] == angle_deg(lifted.min_chord)  # the history ends at the result
 
 
 def test_snub_cube_through_the_default_api():

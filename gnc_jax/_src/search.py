@@ -35,9 +35,9 @@ annealed, the best ``SYMMETRIC_POLISHED`` distinct ones polished, and the best p
 the initial population; up to K = 63 also C_2, with ``LOW_ORDER_STARTS`` times as many starts
 (:meth:`SearchSettings.low_order_groups_for`), whose best polished code competes with the search's
 result only: in the population it changed the search's course, for better at K = 34 (+2.0e-3 deg)
-and for worse at K = 51 (-2.3e-2 deg), so kept apart it can only add. At K = 120 (I) and K = 80, 90
-(C_3) this is what reaches the best-known code (the search alone stays 0.059, 6e-4 and 2e-3 deg
-below); C_2 lifts K = 49 by 2.2e-3 deg and K = 54 by 1.9e-3 deg.
+and for worse at K = 51 (-2.3e-2 deg), so kept apart it can only add. The symmetric starts are what
+reach the best-known code at K = 120 (I) and K = 80, 90 (C_3) (the search alone stays 0.059, 6e-4
+and 2e-3 deg below); the C_2 codes lift K = 49 by 2.2e-3 deg and K = 54 by 1.9e-3 deg.
 
 **Energy continuation** (:func:`energy_codes`) is a second route to good basins, run beside the
 search for d >= ``energy_min_d``: ``energy_members`` random starts minimise the Riesz s-energy
@@ -210,7 +210,7 @@ class SearchSettings(ValidatedSettings):
 
     def low_order_groups_for(self, K: int) -> tuple[str, ...]:
         """Rotation groups whose symmetric starts get ``LOW_ORDER_STARTS`` times ``symmetric_starts``
-        random starts per decomposition, for K points at d = 3: C_2 up to K = 64. With 2 points an
+        random starts per decomposition, for K points at d = 3: C_2 up to K = 63. With 2 points an
         orbit, C_2 leaves half the coordinates free: a large space that 32 starts sample poorly and
         256 well. Measured (best of 256 anneals, the best 8 polished, against the search alone with
         seed 0, d = 3, K = 15..64): above it at K = 46, 49, 54 and 61 (by 8.6e-5, 2.2e-3, 1.9e-3 and
@@ -523,12 +523,13 @@ def search_tammes(
         stopped_by = "interrupt"
     if best_W is None:  # no round ran: polish the best of the initial population
         best_W, best = polish_member(np.asarray(X[int(np.argmax(np.asarray(c)))]))
+    searched = best
     for W in rivals:
         chord = tammes_margin(W)
         polished.append(chord)
         if chord > best:
             best_W, best = W, chord
-    if not history:
+    if not history or best > searched:  # the history ends at the result
         report()
     return SearchResult(
         W=np.asarray(best_W, np.float64),
