@@ -529,8 +529,11 @@ def search_tammes(
         polished.append(chord)
         if chord > best:
             best_W, best = W, chord
-    if not history or best > searched:  # the history ends at the result
-        report()
+    try:
+        if not history or best > searched:  # the history ends at the result
+            report()
+    except KeyboardInterrupt:  # while the line was written: the result stands
+        stopped_by = "interrupt"
     return SearchResult(
         W=np.asarray(best_W, np.float64),
         min_chord=best,
