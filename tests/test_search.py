@@ -203,6 +203,13 @@ def test_energy_members_cross_seed_the_softmax_code_without_the_tammes_search():
     assert seeded.min_angle_deg == pytest.approx(36.0, abs=1e-9)
 
 
+def test_the_softmax_code_runs_the_tammes_search_where_its_budget_allows():
+    s = SearchSettings()
+    assert [s.cross_searches(3, K) for K in (12, 13, 130, 512, 513)] == [False, True, True, True, False]
+    assert [s.cross_searches(8, K) for K in (13, 64, 65, 240)] == [True, True, False, False]
+    assert not s.cross_searches(9, 20) and not s.replace(cross_search_max_d=3).cross_searches(4, 20)
+
+
 def test_round_cap_shrinks_with_K_and_d_and_follows_the_budget_step():
     """The cap follows the per-round cost: it never grows with K or d; where the time budget
     triples (K = 64 -> 65) the finish gets longer at d = 3 (only there), and the compiled steps of

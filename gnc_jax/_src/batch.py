@@ -306,9 +306,9 @@ def solve_pairs(
         overrides ``search_<field>=...`` replace its fields, e.g. ``search_rounds=0`` turns it off).
         Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
         (:mod:`gnc_jax._src.search`) instead of the annealer; softmax-code pairs with such K and
-        d <= ``search.cross_search_max_d`` also run it
-        and start their polish from the Tammes configuration when its one-vs-rest margin is larger
-        (cross-seeding: the softmax code reported is never below the margin of the Tammes code found).
+        d <= ``search.cross_search_max_d`` (K <= 64 above d = 3) also run it and start their
+        polish from the Tammes configuration when its one-vs-rest margin is larger (cross-seeding:
+        the softmax code reported is never below the margin of the Tammes code found).
         Pairs of both problems with such K and d >= ``search.energy_min_d`` also run energy
         continuation (:func:`gnc_jax._src.search.energy_codes`); its best code replaces the search's or the
         annealer's result before the polish when its score is higher.
@@ -366,7 +366,7 @@ def solve_pairs(
                 for i, code in zip(seeded, codes):
                     initial[i] = [*initial.get(i, ()), code.W]
         for i, (dd, kk) in enumerate(pairs):
-            if search.applies(kk) and (problem == "tammes" or dd <= search.cross_search_max_d):
+            if search.applies(kk) and (problem == "tammes" or search.cross_searches(dd, kk)):
                 searched[i] = search_tammes(
                     dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
                 )

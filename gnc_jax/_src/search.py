@@ -126,8 +126,9 @@ class SearchSettings(ValidatedSettings):
         annealer on the pair (with the solver's restarts; 8 when they are sized by the pair) and
         seeds the search with its code (cross-seeding: at d = 4, K = 24 the
         softmax code is the 24-cell, which the Tammes search alone misses); 0 never.
-      cross_search_max_d: softmax-code pairs with d <= this also run the Tammes search and start
-        from its configuration when its margin is larger. Up to d = 8 it pays: without it the
+      cross_search_max_d: softmax-code pairs with d <= this (and K <= 64 above d = 3:
+        :meth:`cross_searches`) also run the Tammes search and start from its configuration when
+        its margin is larger. Up to d = 8 it pays: without it the
         softmax code's margin stayed below the Tammes code's at 139 of the 315 pairs d = 4..8, K =
         2..64 of the regenerated table (by up to 1.9e-2 at (8, 22)). Above, it costs too much: at
         d = 10, K = 100 the search alone takes over 10 minutes on 2 CPU cores, while the softmax
@@ -232,6 +233,14 @@ class SearchSettings(ValidatedSettings):
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
+
+    def cross_searches(self, d: int, K: int) -> bool:
+        """Whether a softmax-code pair also runs the Tammes search: d <= ``cross_search_max_d`` and,
+        above d = 3, K <= 64 (the pairs of the 60 s budget). Above K = 64 at d >= 4 the search costs
+        more than it brings: at (8, 240) the softmax code is E8 either way (energy continuation finds
+        it), in 191 s with the search against 42 s without; at (4, 120) the 600-cell, in 41 s against
+        19 s."""
+        return self.applies(K) and d <= self.cross_search_max_d and (d <= 3 or K <= 64)
 
     def applies(self, K: int) -> bool:
         return self.rounds > 0 and self.min_K <= K <= self.max_K
