@@ -13,6 +13,7 @@ from gnc_jax._src.store import (
     read_rows,
     row_key,
     sort_key,
+    upgrade,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "read_rows",
     "row_key",
     "sort_key",
+    "upgrade",
 ]

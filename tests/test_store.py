@@ -68,20 +68,47 @@ def test_other_formats_are_refused_and_left_untouched(tmp_path):
     assert newer.read_bytes() == before
 
 
-def test_format_1_stores_are_read_but_not_appended_to(tmp_path):
-    # A store written before the residual column (format 1), e.g. the committed table of codes.
-    path = tmp_path / "v1.csv"
-    header = ",".join(c for c in store.COLUMNS if c != "residual")
-    values = {"problem": "tammes", "d": "3", "K": "5", "min_angle_deg": "90.0", "status": "converged"}
-    values["store_format"] = "1"
-    line = ",".join(values.get(c, "") for c in store.COLUMNS if c != "residual")
-    path.write_text(header + "\n" + line + "\n")
+def old_format_store(path, fmt, status="converged"):
+    """A one-row store as written by format 1 (before the residual column; e.g. the committed table of
+    codes) or format 2 (before the status_note column)."""
+    dropped = {1: ("residual", "status_note"), 2: ("status_note",)}[fmt]
+    columns = [c for c in store.COLUMNS if c not in dropped]
+    values = {"problem": "tammes", "d": "3", "K": "5", "min_angle_deg": "90.0", "status": status}
+    values |= {"residual": "1e-12", "store_format": str(fmt)}
+    path.write_text(",".join(columns) + "\n" + ",".join(values.get(c, "") for c in columns) + "\n")
+
+
+@pytest.mark.parametrize("fmt", [1, 2])
+def test_older_formats_are_read_but_not_appended_to(tmp_path, fmt):
+    path = tmp_path / f"v{fmt}.csv"
+    old_format_store(path, fmt)
     (r,) = store.read_rows(path)
-    assert r["min_angle_deg"] == 90.0 and r["status"] == "converged" and r["residual"] is None
+    assert r["min_angle_deg"] == 90.0 and r["status"] == "converged" and r["status_note"] is None
+    assert r["residual"] == (None if fmt == 1 else 1e-12)
     before = path.read_bytes()
-    with pytest.raises(StoreError, match="format 1"):
+    with pytest.raises(StoreError, match=f"format {fmt}"):
         ResultsStore(path)
     assert path.read_bytes() == before
+
+
+def test_upgrade_makes_a_format_2_store_resumable_and_marks_failed_rows(tmp_path):
+    path = tmp_path / "v2.csv"
+    old_format_store(path, 2, status="failed")
+    assert store.upgrade(path) == 1
+    (r,) = store.read_rows(path, writable=True)
+    assert (r["store_format"], r["status"]) == (store.STORE_FORMAT, "failed")
+    assert r["status_note"] == "reason not recorded (store format 2)" and r["residual"] == 1e-12
+    with ResultsStore(path) as st:  # now appendable
+        st.append([row(K=6, status="failed", status_note="LP polish: HiGHS status 7")])
+    assert store.read_rows(path)[1]["status_note"] == "LP polish: HiGHS status 7"
+    with pytest.raises(StoreError, match="format 3, not 2"):  # upgrading twice is refused
+        store.upgrade(path)
+    v1 = tmp_path / "v1.csv"
+    old_format_store(v1, 1)
+    before = v1.read_bytes()
+    with pytest.raises(StoreError, match="format 1, not 2"):
+        store.upgrade(v1)
+    assert v1.read_bytes() == before
 
 
 def test_one_writer_at_a_time(tmp_path):

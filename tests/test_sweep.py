@@ -1,6 +1,7 @@
 """Sweeps: correct rows, resuming after SIGKILL, refusing conflicting settings, host shards, and the
 `sweep`, `table` and `plot` commands."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -109,6 +110,21 @@ def test_a_slow_pair_does_not_hold_back_the_other_workers_rows(tmp_path, monkeyp
     rep = sweep("tammes", [2], [3, 4, 5], out=out, seed=0, batch_size=1, workers=2, progress=None, **BUDGET)
     assert seen == [[4, 5]] and rep.solved == 3
     assert sorted(r["K"] for r in store.read_rows(out)) == [3, 4, 5]
+
+
+def test_a_failed_rows_reason_is_kept_in_the_store(tmp_path, monkeypatch):
+    # A pair whose inner solver failed is stored with the reason, not only the word ``failed``.
+    real_solve = sweep_module._solve
+
+    def solve(instances, *args, **kwargs):
+        sols = real_solve(instances, *args, **kwargs)
+        return [dataclasses.replace(s, status=Status.FAILED, status_note="LP polish: infeasible") for s in sols]
+
+    monkeypatch.setattr(sweep_module, "_solve", solve)
+    out = tmp_path / "codes.csv"
+    sweep("tammes", [2], [5], out=out, seed=0, progress=None, **BUDGET)
+    (r,) = store.read_rows(out)
+    assert (r["status"], r["status_note"]) == ("failed", "LP polish: infeasible")
 
 
 def test_sigkill_mid_sweep_then_resume(tmp_path):

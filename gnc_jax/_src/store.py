@@ -8,9 +8,11 @@ leaves complete rows, at most a torn last line (dropped when the store is next o
 and never a row without its configuration. A lock file keeps two sweeps from writing one store.
 
 The header is the schema: a file whose header differs is refused as written by an incompatible
-version (it is never rewritten). Stores of format 1 (before the ``residual`` column: the number that
-decided a row's status) are read, with ``residual`` None and their status words as written then
-(``converged`` among them), but not appended to. Several stores (runs, or the shards that the hosts of a
+version (it is never rewritten). Older formats are read but not appended to: format 2 (before the
+``status_note`` column: why an inner solver failed, for a ``failed`` row) with ``status_note`` None, and
+format 1 (before the ``residual`` column too: the number that decided a row's status) with ``residual``
+None and its status words as written then (``converged`` among them). :func:`upgrade` rewrites a
+format-2 store as format 3 so that a sweep can resume it. Several stores (runs, or the shards that the hosts of a
 multi-host sweep write) are read together with :func:`load`, and :func:`best` keeps the best row
 per instance.
 """
@@ -30,14 +32,20 @@ import numpy as np
 from gnc_jax._src import registry
 from gnc_jax._src.errors import InvalidArgument
 
-STORE_FORMAT = 2
+STORE_FORMAT = 3
 KEY = ("problem", "d", "K", "n", "tau")
 _CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
 _FEATURES = ("loss", "gnc1", "gnc2", "gnc3")
 _PROVENANCE = ("seed", "settings", "version", "device", "store_format", "finished_at")
 _RUN = ("hits", "restarts", "wall_s", "config", *_PROVENANCE)
-COLUMNS = (*KEY, *_CERTIFIED, "n_rattlers", "rattlers", *_FEATURES, "status", "residual", *_RUN)
-_FORMAT_1 = tuple(c for c in COLUMNS if c != "residual")
+COLUMNS = (*KEY, *_CERTIFIED, "n_rattlers", "rattlers", *_FEATURES, "status", "residual", "status_note", *_RUN)
+# The columns of each format this version reads (only STORE_FORMAT is appended to).
+_FORMATS = {
+    STORE_FORMAT: COLUMNS,
+    2: tuple(c for c in COLUMNS if c != "status_note"),
+    1: tuple(c for c in COLUMNS if c not in ("status_note", "residual")),
+}
+_MISSING = {2: "no status_note column", 1: "no residual column"}
 INT_COLUMNS = {"d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"}
 FLOAT_COLUMNS = {"tau", *_CERTIFIED, *_FEATURES, "residual", "wall_s"}
 # What "best" means per problem: the column and whether larger is better.
@@ -81,6 +89,16 @@ def read_rows(path, writable: bool = False) -> list[dict]:
     """The rows of one store, typed (ints, floats, None for empty). A torn last line (a sweep
     killed mid-write) is ignored. Raises :class:`StoreError` for a missing file or another format
     (with ``writable``, any format but the current one)."""
+    fmt, rows = _read(path)
+    if fmt != STORE_FORMAT and writable:
+        raise StoreError(
+            f"{str(path)!r} is a results store of format {fmt} ({_MISSING[fmt]}): it can be read, not "
+            "appended to; write to a new store" + (" or upgrade it (gnc_jax.store.upgrade)" if fmt == 2 else "")
+        )
+    return rows
+
+
+def _read(path) -> tuple[int, list[dict]]:
     path = Path(path)
     try:
         text = path.read_text()
@@ -91,12 +109,7 @@ def read_rows(path, writable: bool = False) -> list[dict]:
     if not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
     lines = text.splitlines(keepends=True)
-    fmt = {_header_line(): STORE_FORMAT, _header_line(_FORMAT_1): 1}.get(lines[0] if lines else None)
-    if fmt == 1 and writable:
-        raise StoreError(
-            f"{str(path)!r} is a results store of format 1 (no residual column): it can be read, not "
-            "appended to; write to a new store"
-        )
+    fmt = {_header_line(cols): f for f, cols in _FORMATS.items()}.get(lines[0] if lines else None)
     if fmt is None:
         raise StoreError(
             f"{str(path)!r} is not a gnc_jax results store of format {STORE_FORMAT} (its header differs: "
@@ -108,7 +121,60 @@ def read_rows(path, writable: bool = False) -> list[dict]:
         if row["store_format"] != fmt:
             raise StoreError(f"{str(path)!r} holds rows of store format {row['store_format']}, not {fmt}")
         rows.append(row)
-    return rows
+    return fmt, rows
+
+
+def upgrade(path) -> int:
+    """Rewrite a format-2 store as format 3 in place (atomically, holding its lock) so that a sweep can
+    resume it; returns its number of rows. ``status_note`` is empty, except on ``failed`` rows, whose
+    reason format 2 did not keep: "reason not recorded (store format 2)". Raises :class:`StoreError` for
+    a store of any other format."""
+    path = Path(path)
+    lock = _lock(path)
+    try:
+        fmt, rows = _read(path)
+        if fmt != 2:
+            raise StoreError(f"{str(path)!r} is a results store of format {fmt}, not 2")
+        for r in rows:
+            r["store_format"] = STORE_FORMAT
+            r["status_note"] = "reason not recorded (store format 2)" if r["status"] == "failed" else ""
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(_header_line() + _lines(rows))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        _unlock(lock)
+    return len(rows)
+
+
+def _lock(path: Path):
+    """The store's lock file, held (exclusive); :class:`StoreError` if another sweep holds it."""
+    try:
+        lock = open(path.with_name(path.name + ".lock"), "w")  # noqa: SIM115
+    except OSError as e:  # e.g. root on a read-only file system, where os.access says yes
+        raise StoreError(f"store {str(path)!r} is not writable ({e.strerror})") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise StoreError(f"{str(path)!r} is being written by another sweep") from None
+    return lock
+
+
+def _unlock(lock) -> None:
+    if not lock.closed:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def _lines(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    for r in rows:
+        w.writerow([_encode(r.get(k)) for k in COLUMNS])
+    return buf.getvalue()
 
 
 def load(paths) -> list[dict]:
@@ -169,15 +235,7 @@ class ResultsStore:
             raise StoreError(f"store {str(self.path)!r}: directory {str(parent)!r} does not exist")
         if not os.access(parent, os.W_OK) or (self.path.exists() and not os.access(self.path, os.W_OK)):
             raise StoreError(f"store {str(self.path)!r} is not writable")
-        try:
-            self._lock = open(self.path.with_name(self.path.name + ".lock"), "w")  # noqa: SIM115
-        except OSError as e:  # e.g. root on a read-only file system, where os.access says yes
-            raise StoreError(f"store {str(self.path)!r} is not writable ({e.strerror})") from None
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock.close()
-            raise StoreError(f"{str(self.path)!r} is being written by another sweep") from None
+        self._lock = _lock(self.path)
         try:
             if self.path.exists() and self.path.stat().st_size > 0:
                 self.rows = read_rows(self.path, writable=True)  # checks the format before any write
@@ -223,22 +281,16 @@ class ResultsStore:
 
     def append(self, rows: list[dict]) -> None:
         """Append complete rows with one write, then flush them to disk."""
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        for r in rows:
-            w.writerow([_encode(r.get(k)) for k in COLUMNS])
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            os.write(fd, buf.getvalue().encode())
+            os.write(fd, _lines(rows).encode())
             os.fsync(fd)
         finally:
             os.close(fd)
         self.rows += [{k: r.get(k) for k in COLUMNS} for r in rows]
 
     def close(self) -> None:
-        if not self._lock.closed:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self._lock.close()
+        _unlock(self._lock)
 
     def __enter__(self):
         return self
