@@ -118,7 +118,9 @@ def test_a_failed_rows_reason_is_kept_in_the_store(tmp_path, monkeypatch):
 
     def solve(instances, *args, **kwargs):
         sols = real_solve(instances, *args, **kwargs)
-        return [dataclasses.replace(s, status=Status.FAILED, status_note="LP polish: infeasible") for s in sols]
+        return [
+            dataclasses.replace(s, status=Status.FAILED, status_note="LP polish: infeasible") for s in sols
+        ]
 
     monkeypatch.setattr(sweep_module, "_solve", solve)
     out = tmp_path / "codes.csv"

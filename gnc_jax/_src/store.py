@@ -12,9 +12,9 @@ version (it is never rewritten). Older formats are read but not appended to: for
 ``status_note`` column: why an inner solver failed, for a ``failed`` row) with ``status_note`` None, and
 format 1 (before the ``residual`` column too: the number that decided a row's status) with ``residual``
 None and its status words as written then (``converged`` among them). :func:`upgrade` rewrites a
-format-2 store as format 3 so that a sweep can resume it. Several stores (runs, or the shards that the hosts of a
-multi-host sweep write) are read together with :func:`load`, and :func:`best` keeps the best row
-per instance.
+format-2 store as format 3 so that a sweep can resume it. Several stores (runs, or the shards that the
+hosts of a multi-host sweep write) are read together with :func:`load`, and :func:`best` keeps the best
+row per instance.
 """
 
 from __future__ import annotations
@@ -38,7 +38,17 @@ _CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "
 _FEATURES = ("loss", "gnc1", "gnc2", "gnc3")
 _PROVENANCE = ("seed", "settings", "version", "device", "store_format", "finished_at")
 _RUN = ("hits", "restarts", "wall_s", "config", *_PROVENANCE)
-COLUMNS = (*KEY, *_CERTIFIED, "n_rattlers", "rattlers", *_FEATURES, "status", "residual", "status_note", *_RUN)
+COLUMNS = (
+    *KEY,
+    *_CERTIFIED,
+    "n_rattlers",
+    "rattlers",
+    *_FEATURES,
+    "status",
+    "residual",
+    "status_note",
+    *_RUN,
+)
 # The columns of each format this version reads (only STORE_FORMAT is appended to).
 _FORMATS = {
     STORE_FORMAT: COLUMNS,
@@ -93,7 +103,8 @@ def read_rows(path, writable: bool = False) -> list[dict]:
     if fmt != STORE_FORMAT and writable:
         raise StoreError(
             f"{str(path)!r} is a results store of format {fmt} ({_MISSING[fmt]}): it can be read, not "
-            "appended to; write to a new store" + (" or upgrade it (gnc_jax.store.upgrade)" if fmt == 2 else "")
+            "appended to; write to a new store"
+            + (" or upgrade it (gnc_jax.store.upgrade)" if fmt == 2 else "")
         )
     return rows
 
