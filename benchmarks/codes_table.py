@@ -49,9 +49,9 @@ def main():
     lines = [
         "# The gnc_jax table of codes",
         "",
-        f"{len(rows)} rows ({len(pairs)} (d, K) pairs x 2 problems), solver wall time "
-        f"{wall / 3600:.2f} h in all (sum of the rows' wall_s), device {rows[0]['device']}, "
-        f"gnc_jax {rows[0]['version']}.",
+        f"{len(rows)} rows from {len(args.stores)} stores, the best of them per problem for {len(pairs)} "
+        f"(d, K) pairs; solver wall time {wall / 3600:.2f} h in all (sum of the rows' wall_s), device "
+        f"{rows[0]['device']}, gnc_jax {rows[0]['version']}.",
         "Values are the solver's certified float64 numbers (benchmarks/check_codes.py recomputes a sample",
         "independently from the saved configurations); `rattlers` counts points off the minimum (tolerance",
         "1e-6); rho(T) is the one-vs-rest margin of the Tammes code. Where the two codes differ, 'trade-off'",
@@ -74,6 +74,20 @@ def main():
         "rattlers | rho(T) | Thm 3.9 lower | upper |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    differ = [
+        "",
+        "## Pairs where the two problems differ",
+        "",
+        "The trade-off pairs: the configuration with the larger certified rho (the best one stored for the",
+        "problem named) has the smaller certified min angle; statuses are the larger-rho code's / the",
+        "other's. Candidates for pairs whose softmax and Tammes optima differ; a margin gain near the",
+        "certification's precision (~1e-12) or a polish that ended `max_steps` is a candidate to recheck,",
+        "not evidence.",
+        "",
+        "| d | K | larger rho from | its rho | its min angle (deg) | other rho | other min angle (deg) | "
+        "rho gain | angle loss (deg) | statuses |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for d in sorted({d for d, _ in pairs}):
         Ks = [K for dd, K in pairs if dd == d]
         same, sc_better, tm_better, tm_ratt, sc_ratt, tradeoff = [], [], [], [], [], []
@@ -92,6 +106,13 @@ def main():
             angle_diff = s["min_angle_deg"] - t["min_angle_deg"]
             if abs(diff) > TOL and abs(angle_diff) > TOL and (diff > 0) != (angle_diff > 0):
                 tradeoff.append(K)
+                larger, other = (s, t) if diff > 0 else (t, s)
+                differ.append(
+                    f"| {d} | {K} | {larger['problem']} | {larger['rho_one_vs_rest']:.12f} | "
+                    f"{larger['min_angle_deg']:.10f} | {other['rho_one_vs_rest']:.12f} | "
+                    f"{other['min_angle_deg']:.10f} | {abs(diff):.1e} | {abs(angle_diff):.1e} | "
+                    f"{larger['status']} / {other['status']} |"
+                )
             if t["n_rattlers"]:
                 tm_ratt.append(K)
             if s["n_rattlers"]:
@@ -111,7 +132,9 @@ def main():
             f"| {d} | {min(Ks)}-{max(Ks)} | {len(same)} | {ranges(sc_better)} | {ranges(tm_better)} | "
             f"{ranges(tm_ratt)} | {ranges(sc_ratt)} | {ranges(tradeoff)} | {inside}/{applicable} |"
         )
-    args.out.write_text("\n".join(lines + detail) + "\n")
+    if len(differ) == 12:
+        differ.append("| none | | | | | | | | | |")
+    args.out.write_text("\n".join(lines + differ + detail) + "\n")
     print("\n".join(lines))
 
 

@@ -5,7 +5,8 @@ code on the other problem's own score, solve that pair again with the configurat
         --out benchmarks/results/codes_cross.csv
 
 A Tammes code whose certified one-vs-rest margin is larger than the stored softmax code's margin (or a
-softmax code whose certified min angle is larger than the stored Tammes code's) joins the pair's solve
+softmax code whose certified min angle is larger than the stored Tammes code's), and at a trade-off pair
+(each code better on its own score) each code for the other problem, joins the pair's solve
 as an initial configuration (``solve_pairs(..., initial=...)``, search off, 8 restarts): it competes with
 the annealer's result before the exact polish, which can only improve it. The new rows go to ``--out``
 (a store of both problems, with its own settings), so ``gnc-jax table --best`` over the three stores
@@ -28,14 +29,17 @@ OTHER = {"tammes": "softmax-code", "softmax-code": "tammes"}
 
 
 def pairs_to_reseed(rows: list[dict], tol: float) -> list[tuple[dict, dict]]:
-    """(stored row, other problem's row) for every pair whose other-problem configuration scores
-    higher on this problem's score by more than ``tol``."""
+    """(stored row, other problem's row) for every pair whose other-problem configuration scores higher
+    on this problem's score by more than ``tol``, and both ways for every trade-off pair (each code better
+    on its own score: the rival is polished on this problem's objective, which may lift it above)."""
     best = {(r["problem"], r["d"], r["K"]): r for r in store.best(rows) if r["problem"] in SCORE}
     out = []
     for (problem, d, K), row in sorted(best.items()):
         other = best.get((OTHER[problem], d, K))
-        col = SCORE[problem]
-        if other is not None and other[col] > row[col] + tol:
+        if other is None:
+            continue
+        col, ocol = SCORE[problem], SCORE[OTHER[problem]]
+        if other[col] > row[col] + tol or (other[ocol] > row[ocol] + tol and other[col] < row[col] - tol):
             out.append((row, other))
     return out
 
