@@ -1,17 +1,20 @@
-"""Cross-seed two stores of codes: where one problem's configuration beats the other problem's stored
-code on the other problem's own score, solve that pair again with the configuration as a seed.
+"""Cross-seed stores of codes: where a stored configuration beats the best stored code of a problem on
+that problem's own score, solve that pair again with the configuration as a seed.
 
     python benchmarks/cross_seed_stores.py benchmarks/results/codes.csv benchmarks/results/codes_softmax.csv \
-        --out benchmarks/results/codes_cross.csv
+        --out benchmarks/results/codes_cross.csv [--seeds-from OLDER_STORE ...]
 
-A Tammes code whose certified one-vs-rest margin is larger than the stored softmax code's margin (or a
-softmax code whose certified min angle is larger than the stored Tammes code's), and at a trade-off pair
-(each code better on its own score) each code for the other problem, joins the pair's solve
-as an initial configuration (``solve_pairs(..., initial=...)``, search off, 8 restarts): it competes with
-the annealer's result before the exact polish, which can only improve it. The new rows go to ``--out``
-(a store of both problems, with its own settings), so ``gnc-jax table --best`` over the three stores
-gives, for every pair, a code at least as good as any configuration either search found. Resumable: pairs
-already in ``--out`` are skipped. Prints each pair with the stored value, the seed's and the new one.
+The seeds are the other problem's codes (a Tammes code whose certified one-vs-rest margin is larger than
+the stored softmax code's margin, or a softmax code whose certified min angle is larger than the stored
+Tammes code's), the codes of ``--seeds-from`` stores (e.g. an older table, whose rows do not count as
+results: their configurations are solved again, so every row of the result has this version's
+statuses), and, at a trade-off pair (each problem's code better on its own score), each code for the other
+problem. A seed joins the pair's solve as an initial configuration (``solve_pairs(..., initial=...)``,
+search off, 8 restarts): it competes with the annealer's result before the exact polish, which can only
+improve it. The new rows go to ``--out`` (a store of both problems; its rows count as results, and each
+names its seed in ``settings``), so ``gnc-jax table --best`` over the stores gives, for every pair, a
+code at least as good as any configuration they hold. Rerun until it finds nothing to do: each (pair,
+seed) is solved once. Prints each pair with the stored value, the seed's and the new one.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import defaultdict
+from pathlib import Path
 
 import gnc_jax
 from gnc_jax import store
@@ -28,55 +33,68 @@ SCORE = {"tammes": "min_angle_deg", "softmax-code": "rho_one_vs_rest"}
 OTHER = {"tammes": "softmax-code", "softmax-code": "tammes"}
 
 
-def pairs_to_reseed(rows: list[dict], tol: float) -> list[tuple[dict, dict]]:
-    """(stored row, other problem's row) for every pair whose other-problem configuration scores higher
-    on this problem's score by more than ``tol``, and both ways for every trade-off pair (each code better
-    on its own score: the rival is polished on this problem's objective, which may lift it above)."""
-    best = {(r["problem"], r["d"], r["K"]): r for r in store.best(rows) if r["problem"] in SCORE}
+def seed_name(row: dict) -> str:
+    """A stored configuration's name: its store's file name and its config path."""
+    return f"{Path(row['source']).name}:{row['config']}"
+
+
+def pairs_to_reseed(results: list[dict], seeds: list[dict], tol: float) -> list[tuple[dict, dict]]:
+    """(best result row, seed row) for every problem and pair where a configuration of ``results`` or
+    ``seeds`` scores higher on the problem's score than its best result row by more than ``tol``, and
+    both ways at every trade-off pair of ``results``."""
+    best = {(r["problem"], r["d"], r["K"]): r for r in store.best(results) if r["problem"] in SCORE}
+    pool = defaultdict(list)
+    for r in results + seeds:
+        pool[r["d"], r["K"]].append(r)
     out = []
     for (problem, d, K), row in sorted(best.items()):
-        other = best.get((OTHER[problem], d, K))
-        if other is None:
-            continue
         col, ocol = SCORE[problem], SCORE[OTHER[problem]]
-        if other[col] > row[col] + tol or (other[ocol] > row[ocol] + tol and other[col] < row[col] - tol):
+        rival = max(pool[d, K], key=lambda r: r[col])
+        other = best.get((OTHER[problem], d, K))
+        if rival[col] > row[col] + tol:
+            out.append((row, rival))
+        elif other is not None and other[ocol] > row[ocol] + tol and other[col] < row[col] - tol:
             out.append((row, other))
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("stores", nargs="+")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("stores", nargs="+", help="result stores")
+    ap.add_argument("--out", required=True, help="store of the new rows (read as a result store too)")
+    ap.add_argument("--seeds-from", nargs="*", default=[], help="stores whose configurations only seed")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tol", type=float, default=1e-9, help="least gain worth a new solve")
     args = ap.parse_args()
-    todo = pairs_to_reseed(store.load(args.stores), args.tol)
     overrides = dict(restarts=8, search_rounds=0)
     with store.ResultsStore(args.out) as st:
-        done = st.finished()
-        for row, other in todo:
+        results = store.load(args.stores) + [r | {"source": args.out} for r in st.rows]
+        done = {(r["problem"], r["d"], r["K"], json.loads(r["settings"]).get("seeded_with")) for r in st.rows}
+        todo = pairs_to_reseed(results, store.load(args.seeds_from), args.tol)
+        solved = 0
+        for row, seed in todo:
             problem, d, K = row["problem"], row["d"], row["K"]
-            inst = Instance(problem, d, K)
-            if store.row_key(inst._asdict()) in done:
+            if (problem, d, K, seed_name(seed)) in done:
                 continue
-            W = store.load_config(other["source"], other)["W"]
+            W = store.load_config(seed["source"], seed)["W"]
             sol = gnc_jax.solve_pairs(problem, [(d, K)], seed=args.seed, initial={(d, K): W}, **overrides)[0]
             col = SCORE[problem]
             settings = json.dumps(
-                {"seed": args.seed, "cross_seeded_from": OTHER[problem], **overrides}, sort_keys=True
+                {"seed": args.seed, "seeded_with": seed_name(seed), **overrides}, sort_keys=True
             )
-            provenance = row_provenance(args.seed, settings)
-            config = st.save_config(inst.stem(), {"W": sol.W})
-            st.append([_row(inst, sol, config, provenance)])
+            inst = Instance(problem, d, K)
+            n = sum(store.row_key(r) == store.row_key(inst._asdict()) for r in st.rows)
+            config = st.save_config(f"{inst.stem()}_{n}" if n else inst.stem(), {"W": sol.W})
+            st.append([_row(inst, sol, config, row_provenance(args.seed, settings))])
+            solved += 1
             new = getattr(sol, col)
-            assert new >= other[col] - 1e-9, (problem, d, K, new, other[col])  # the seed competed
+            assert new >= seed[col] - 1e-9, (problem, d, K, new, seed[col])  # the seed competed
             print(
-                f"{problem:<12} d={d} K={K:<3} {col}: stored {row[col]:.10f}, seed {other[col]:.10f}, "
-                f"new {new:.10f} ({sol.status}, {sol.wall_s:.1f} s)",
+                f"{problem:<12} d={d} K={K:<3} {col}: stored {row[col]:.10f}, seed {seed[col]:.10f} "
+                f"({seed_name(seed)}), new {new:.10f} ({sol.status}, {sol.wall_s:.1f} s)",
                 flush=True,
             )
-    print(f"{len(todo)} pairs reseeded or already there ({time.strftime('%H:%M:%S')})")
+    print(f"{solved} solved of {len(todo)} to reseed ({time.strftime('%H:%M:%S')}); rerun until none")
 
 
 if __name__ == "__main__":
