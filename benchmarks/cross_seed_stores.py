@@ -34,8 +34,9 @@ OTHER = {"tammes": "softmax-code", "softmax-code": "tammes"}
 
 
 def seed_name(row: dict) -> str:
-    """A stored configuration's name: its store's file name and its config path."""
-    return f"{Path(row['source']).name}:{row['config']}"
+    """A stored configuration's name: its store's directory and file name, and its config path."""
+    path = Path(row["source"])
+    return f"{path.parent.name}/{path.name}:{row['config']}"
 
 
 def pairs_to_reseed(results: list[dict], seeds: list[dict], tol: float) -> list[tuple[dict, dict]]:
