@@ -20,7 +20,7 @@ import quadprog
 from gnc_jax import store
 
 HERE = Path(__file__).parent
-DEFAULT = [HERE / "results" / "codes.csv", HERE / "results" / "codes_softmax.csv"]
+DEFAULT = sorted((HERE / "results" / "table").glob("*.csv"))  # the table of codes
 REFERENCE = HERE.parents[0] / "tests" / "data" / "tammes_known.csv"
 
 

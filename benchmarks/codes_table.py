@@ -1,18 +1,15 @@
 """The gnc_jax table of codes: renders the sweep stores as benchmarks/results/codes.md.
 
-The stores are made by (see docs/results.md, "The gnc_jax table of codes"):
-
-    gnc-jax sweep tammes --d 2:9 --K 2:65 --restarts 16 --hop-rounds 2 --batch 16 \
-        --out benchmarks/results/codes.csv
-    gnc-jax sweep softmax-code --d 2:9 --K 2:65 --restarts 16 --hop-rounds 2 --batch 16 \
-        --out benchmarks/results/codes_softmax.csv
+The stores are those of benchmarks/results/table/ (how they were made:
+benchmarks/results/table/README.md): default settings, seed 0, then cross-seeding
+(benchmarks/cross_seed_stores.py).
 
 Per (d, K): the Tammes code's min angle, max cos and rattlers, the softmax code's certified rho and
 rattlers, rho of the Tammes code, and Theorem 3.9's bounds where they apply. Per d: where the two codes
 coincide (same rho to 1e-9), where one search found the better configuration for both criteria,
 where rattlers occur, and whether the larger found rho (a lower bound on rho*) lies within the bounds.
 
-    python benchmarks/codes_table.py [TAMMES_STORE SOFTMAX_STORE] [--out FILE.md]
+    python benchmarks/codes_table.py [STORE ...] [--out FILE.md]
 """
 
 import argparse
@@ -39,7 +36,7 @@ def ranges(ks):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("stores", nargs="*", default=[HERE / "codes.csv", HERE / "codes_softmax.csv"])
+    ap.add_argument("stores", nargs="*", default=sorted((HERE / "table").glob("*.csv")))
     ap.add_argument("--out", type=Path, default=HERE / "codes.md")
     args = ap.parse_args()
     rows = store.load(args.stores)

@@ -5,7 +5,7 @@ interactive views of some d = 3 codes of the committed table.
 
 Every image/png output of notebooks/NN_*.ipynb becomes docs/gallery/NN_k.png (k counts the images of
 that notebook from 1, in order), so docs/gallery.md can show them beside the paper's figures. The
-best rows of benchmarks/results/codes*.csv at d = 3 and the K of ``VIEWS`` become
+best rows of benchmarks/results/table/*.csv at d = 3 and the K of ``VIEWS`` become
 docs/gallery/<problem>_d3_K<K>.html (plotly, :func:`gnc_jax.plots.code_figure_3d`).
 """
 
@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STORES = [ROOT / "benchmarks" / "results" / n for n in ("codes.csv", "codes_softmax.csv")]
+STORES = sorted((ROOT / "benchmarks" / "results" / "table").glob("*.csv"))
 VIEWS = {"tammes": (12, 24, 48), "softmax-code": (30,)}
 
 

@@ -69,8 +69,8 @@ def test_other_formats_are_refused_and_left_untouched(tmp_path):
 
 
 def old_format_store(path, fmt, status="converged"):
-    """A one-row store as written by format 1 (before the residual column; e.g. the committed table of
-    codes) or format 2 (before the status_note column)."""
+    """A one-row store as written by format 1 (before the residual column; e.g. the table of codes
+    before the global search) or format 2 (before the status_note column)."""
     dropped = {1: ("residual", "status_note"), 2: ("status_note",)}[fmt]
     columns = [c for c in store.COLUMNS if c not in dropped]
     values = {"problem": "tammes", "d": "3", "K": "5", "min_angle_deg": "90.0", "status": status}
