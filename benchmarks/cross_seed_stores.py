@@ -8,7 +8,8 @@ The seeds are the other problem's codes (a Tammes code whose certified one-vs-re
 the stored softmax code's margin, or a softmax code whose certified min angle is larger than the stored
 Tammes code's), the codes of ``--seeds-from`` stores (e.g. an older table, whose rows do not count as
 results: their configurations are solved again, so every row of the result has this version's
-statuses), and, at a trade-off pair (each problem's code better on its own score), each code for the other
+statuses), a best row whose status is ``failed`` (its own configuration), and, at a trade-off pair
+(each problem's code better on its own score), each code for the other
 problem. A seed joins the pair's solve as an initial configuration (``solve_pairs(..., initial=...)``,
 search off, 8 restarts): it competes with the annealer's result before the exact polish, which can only
 improve it. The new rows go to ``--out`` (a store of both problems; its rows count as results, and each
@@ -41,8 +42,8 @@ def seed_name(row: dict) -> str:
 
 def pairs_to_reseed(results: list[dict], seeds: list[dict], tol: float) -> list[tuple[dict, dict]]:
     """(best result row, seed row) for every problem and pair where a configuration of ``results`` or
-    ``seeds`` scores higher on the problem's score than its best result row by more than ``tol``, and
-    both ways at every trade-off pair of ``results``."""
+    ``seeds`` scores higher on the problem's score than its best result row by more than ``tol``, the
+    best row itself where its status is ``failed``, and both ways at every trade-off pair of ``results``."""
     best = {(r["problem"], r["d"], r["K"]): r for r in store.best(results) if r["problem"] in SCORE}
     pool = defaultdict(list)
     for r in results + seeds:
@@ -54,6 +55,8 @@ def pairs_to_reseed(results: list[dict], seeds: list[dict], tol: float) -> list[
         other = best.get((OTHER[problem], d, K))
         if rival[col] > row[col] + tol:
             out.append((row, rival))
+        elif row["status"] == "failed":  # an inner solver failed: solve again from the row's own code
+            out.append((row, row))
         elif other is not None and other[ocol] > row[ocol] + tol and other[col] < row[col] - tol:
             out.append((row, other))
     return out

@@ -147,9 +147,19 @@ def test_best_per_instance():
         row(problem="ufm", K=5, n=1, tau=0.1, loss=float("nan")),
     ]
     got = {r["problem"]: r for r in store.best(rows)}
-    assert got["tammes"]["min_angle_deg"] == 90.0
+    assert got["tammes"]["min_angle_deg"] == 90.0 and got["tammes"] is rows[1]
     assert got["softmax-code"]["rho_one_vs_rest"] == 1.0
     assert got["ufm"]["loss"] == 0.2
+
+
+def test_best_prefers_a_row_that_did_not_fail_at_the_same_score():
+    # A failed polish solved again from its own configuration: same score, a status that says more.
+    failed = row(K=5, min_angle_deg=90.0, status="failed")
+    again = row(K=5, min_angle_deg=90.0, status="stationary")
+    worse = row(K=5, min_angle_deg=89.0, status="stationary")
+    assert store.best([failed, again, worse]) == [again]
+    assert store.best([again, failed]) == [again]
+    assert store.best([failed, row(K=5, min_angle_deg=90.0, status="failed")]) == [failed]
 
 
 def test_settings_conflict_names_the_difference():

@@ -197,7 +197,8 @@ def load(paths) -> list[dict]:
 
 
 def best(rows: list[dict]) -> list[dict]:
-    """The best row per instance key (see ``SCORE``), in key order."""
+    """The best row per instance key (see ``SCORE``), in key order; of rows with the same score, the
+    first whose status is not ``failed`` (e.g. a failed polish solved again)."""
     out: dict[tuple, dict] = {}
     for r in rows:
         col, larger = SCORE[r["problem"]]
@@ -205,7 +206,11 @@ def best(rows: list[dict]) -> list[dict]:
         if v is None or (isinstance(v, float) and math.isnan(v)):
             continue
         k = row_key(r)
-        if k not in out or (v > out[k][col] if larger else v < out[k][col]):
+        if (
+            k not in out
+            or (v > out[k][col] if larger else v < out[k][col])
+            or (v == out[k][col] and out[k]["status"] == "failed" != r["status"])
+        ):
             out[k] = r
     return [out[k] for k in sorted(out, key=sort_key)]
 
