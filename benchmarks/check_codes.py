@@ -12,6 +12,7 @@ shared/reference is compared with it as well. Writes benchmarks/results/codes_ch
 import argparse
 import csv
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +98,7 @@ def main():
                 }
             )
     out = {
-        "stores": [str(s) for s in args.stores],
+        "stores": [os.path.relpath(s, HERE.parent) for s in args.stores],
         "spot_checks": checks,
         "max_abs_angle_difference": max(abs(c["angle_difference"]) for c in checks),
         "max_abs_rho_difference": max(
