@@ -13,6 +13,7 @@ where rattlers occur, and whether the larger found rho (a lower bound on rho*) l
 """
 
 import argparse
+import json
 from pathlib import Path
 
 from gnc_jax import store, theory
@@ -32,6 +33,45 @@ def ranges(ks):
         out.append(str(ks[i]) if i == j else f"{ks[i]}-{ks[j]}")
         i = j + 1
     return ", ".join(out) or "none"
+
+
+SCORE = {"tammes": "min_angle_deg", "softmax-code": "rho_one_vs_rest"}
+
+
+def cross_seeding(rows: list[dict], best: dict) -> list[str]:
+    """What the rows of cross-seeding stores (``*cross*.csv``) added: the best rows they hold, by how
+    much they beat the other stores' best, and what seeded them (``settings``: ``seeded_with``)."""
+    cross = [r for r in rows if "cross" in Path(r["source"]).name]
+    if not cross:
+        return []
+    rest = {(r["problem"], r["d"], r["K"]): r for r in store.best([r for r in rows if r not in cross])}
+    out = ["", "## Cross-seeding", ""]
+    for problem, col in SCORE.items():
+        gains = sorted(
+            (b[col] - rest[k][col], k[1:]) for k, b in best.items() if k[0] == problem and k in rest
+        )
+        gains = [g for g in gains if g[0] > TOL]
+        top = ", ".join(f"{g:.2g} at {dk}" for g, dk in gains[::-1][:3])
+        out.append(
+            f"- {problem}: {len(gains)} pairs lifted above the other stores' best ({col}; largest {top})."
+        )
+    kinds = {"the format-1 table": 0, "earlier cross-seeded rows": 0, "the other stores": 0}
+    for r in cross:
+        seed = json.loads(r["settings"]).get("seeded_with", "")
+        kind = (
+            "the format-1 table"
+            if "format1" in seed
+            else "earlier cross-seeded rows"
+            if "cross" in seed
+            else None
+        )
+        kinds[kind or "the other stores"] += 1
+    out.append(
+        f"- {len(cross)} cross-seeded rows, seeded from "
+        + ", ".join(f"{k} ({v})" for k, v in kinds.items())
+        + "."
+    )
+    return out
 
 
 def main():
@@ -131,7 +171,7 @@ def main():
         )
     if len(differ) == 12:
         differ.append("| none | | | | | | | | | |")
-    args.out.write_text("\n".join(lines + differ + detail) + "\n")
+    args.out.write_text("\n".join(lines + differ + cross_seeding(rows, best) + detail) + "\n")
     print("\n".join(lines))
 
 
