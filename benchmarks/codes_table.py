@@ -35,18 +35,20 @@ def ranges(ks):
     return ", ".join(out) or "none"
 
 
-SCORE = {"tammes": "min_angle_deg", "softmax-code": "rho_one_vs_rest"}
-
-
 def cross_seeding(rows: list[dict], best: dict) -> list[str]:
     """What the rows of cross-seeding stores (``*cross*.csv``) added: the best rows they hold, by how
     much they beat the other stores' best, and what seeded them (``settings``: ``seeded_with``)."""
-    cross = [r for r in rows if "cross" in Path(r["source"]).name]
+
+    def is_cross(r):
+        return "cross" in Path(r["source"]).name
+
+    cross = [r for r in rows if is_cross(r)]
     if not cross:
         return []
-    rest = {(r["problem"], r["d"], r["K"]): r for r in store.best([r for r in rows if r not in cross])}
+    rest = {(r["problem"], r["d"], r["K"]): r for r in store.best([r for r in rows if not is_cross(r)])}
     out = ["", "## Cross-seeding", ""]
-    for problem, col in SCORE.items():
+    for problem in ("tammes", "softmax-code"):
+        col = store.SCORE[problem][0]
         gains = sorted(
             (b[col] - rest[k][col], k[1:]) for k, b in best.items() if k[0] == problem and k in rest
         )
@@ -58,14 +60,12 @@ def cross_seeding(rows: list[dict], best: dict) -> list[str]:
     kinds = {"the format-1 table": 0, "earlier cross-seeded rows": 0, "the other stores": 0}
     for r in cross:
         seed = json.loads(r["settings"]).get("seeded_with", "")
-        kind = (
-            "the format-1 table"
-            if "format1" in seed
-            else "earlier cross-seeded rows"
-            if "cross" in seed
-            else None
-        )
-        kinds[kind or "the other stores"] += 1
+        if "format1" in seed:
+            kinds["the format-1 table"] += 1
+        elif "cross" in seed:
+            kinds["earlier cross-seeded rows"] += 1
+        else:
+            kinds["the other stores"] += 1
     out.append(
         f"- {len(cross)} cross-seeded rows, seeded from "
         + ", ".join(f"{k} ({v})" for k, v in kinds.items())
@@ -111,7 +111,7 @@ def main():
         "rattlers | rho(T) | Thm 3.9 lower | upper |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    differ = [
+    differ_head = [
         "",
         "## Pairs where the two problems differ",
         "",
@@ -125,6 +125,7 @@ def main():
         "rho gain | angle loss (deg) | statuses |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    differ = []
     for d in sorted({d for d, _ in pairs}):
         Ks = [K for dd, K in pairs if dd == d]
         same, sc_better, tm_better, tm_ratt, sc_ratt, tradeoff = [], [], [], [], [], []
@@ -169,8 +170,7 @@ def main():
             f"| {d} | {min(Ks)}-{max(Ks)} | {len(same)} | {ranges(sc_better)} | {ranges(tm_better)} | "
             f"{ranges(tm_ratt)} | {ranges(sc_ratt)} | {ranges(tradeoff)} | {inside}/{applicable} |"
         )
-    if len(differ) == 12:
-        differ.append("| none | | | | | | | | | |")
+    differ = differ_head + (differ or ["| none | | | | | | | | | |"])
     args.out.write_text("\n".join(lines + differ + cross_seeding(rows, best) + detail) + "\n")
     print("\n".join(lines))
 

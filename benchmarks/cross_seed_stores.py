@@ -30,8 +30,8 @@ import gnc_jax
 from gnc_jax import store
 from gnc_jax._src.sweep import Instance, _row, row_provenance
 
-SCORE = {"tammes": "min_angle_deg", "softmax-code": "rho_one_vs_rest"}
 OTHER = {"tammes": "softmax-code", "softmax-code": "tammes"}
+SCORE = {p: store.SCORE[p][0] for p in OTHER}  # the column each problem maximises
 
 
 def seed_name(row: dict) -> str:

@@ -5,6 +5,7 @@ The public face of :mod:`gnc_jax._src.store`."""
 from gnc_jax._src.store import (
     STORE_FORMAT,
     COLUMNS,
+    SCORE,
     StoreError,
     ResultsStore,
     load,
@@ -19,6 +20,7 @@ from gnc_jax._src.store import (
 __all__ = [
     "STORE_FORMAT",
     "COLUMNS",
+    "SCORE",
     "StoreError",
     "ResultsStore",
     "load",
