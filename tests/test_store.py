@@ -109,6 +109,10 @@ def test_upgrade_makes_a_format_2_store_resumable_and_marks_failed_rows(tmp_path
     with pytest.raises(StoreError, match="format 1, not 2"):
         store.upgrade(v1)
     assert v1.read_bytes() == before
+    for missing in (tmp_path / "none.csv", tmp_path / "no_dir" / "none.csv"):
+        with pytest.raises(StoreError, match="no results store at"):
+            store.upgrade(missing)
+    assert not (tmp_path / "none.csv.lock").exists()
 
 
 def test_one_writer_at_a_time(tmp_path):

@@ -141,6 +141,8 @@ def upgrade(path) -> int:
     reason format 2 did not keep: "reason not recorded (store format 2)". Raises :class:`StoreError` for
     a store of any other format."""
     path = Path(path)
+    if not path.is_file():
+        raise StoreError(f"no results store at {str(path)!r}")
     lock = _lock(path)
     try:
         fmt, rows = _read(path)
