@@ -98,3 +98,30 @@ def test_certifying_from_two_threads_at_once_finishes():
     out = subprocess.run([sys.executable, "-c", TWO_THREADS], capture_output=True, text=True, timeout=150)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "finished"
+
+
+def test_compiled_programs_are_released_when_the_memory_maps_crowd(monkeypatch, tmp_path):
+    # Linux (CI): every compiled program keeps memory maps; past the threshold the caches are dropped
+    # and a jitted function compiles again (counted by its traces); below it nothing happens.
+    from gnc_jax._src import process, sweep
+
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append(1)
+        return x * 2
+
+    f(jnp.ones(3))
+    assert not process.release_compiled_programs(fraction=1.0)  # maps never exceed the limit
+    f(jnp.ones(3))
+    assert len(traces) == 1
+    assert process.release_compiled_programs(fraction=1e-9)
+    f(jnp.ones(3))
+    assert len(traces) == 2
+    # The sweep asks after every finished batch.
+    calls = []
+    monkeypatch.setattr(sweep, "release_compiled_programs", lambda: calls.append(1))
+    budget = dict(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
+    sweep.sweep("tammes", [2], [3, 4], out=tmp_path / "s.csv", seed=0, batch_size=1, progress=None, **budget)
+    assert len(calls) == 2

@@ -17,6 +17,13 @@
   K=24 benchmark 2.2x (benchmarks/bench_solvers.py). Fixing the mmap threshold at its maximum
   (32 MiB) and keeping up to 256 MiB of freed heap removes that. Skipped off glibc, and when the
   user set either threshold through glibc's environment variables.
+* :func:`release_compiled_programs` (called by ``gnc-jax sweep`` after each finished batch): every
+  compiled XLA:CPU program keeps ~500 memory maps (the search's two programs of one (d, K) at d = 3),
+  and JAX keeps every program it compiled. A sweep over ~100 pairs reached Linux's default limit of
+  65530 maps per process (``vm.max_map_count``); LLVM then failed with "Cannot allocate memory" and
+  the process died (twice, after 57 min and more, in sweeps of d = 3, K up to 130). Dropping JAX's
+  compilation caches once the maps pass half the limit keeps them bounded (1260 maps after each of
+  7 pairs, against 500 more per pair without).
 """
 
 import ctypes
@@ -25,6 +32,7 @@ import functools
 import inspect
 import os
 import threading
+from pathlib import Path
 
 import jax
 
@@ -87,3 +95,19 @@ def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 
     return bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold)) and bool(
         mallopt(_M_TRIM_THRESHOLD, trim_threshold)
     )
+
+
+def release_compiled_programs(fraction: float = 0.5) -> bool:
+    """``jax.clear_caches()`` when this process holds more than ``fraction`` of the kernel's limit of
+    memory maps (``vm.max_map_count``; module docstring); programs still running keep theirs, later
+    calls compile again. Returns whether the caches were dropped (never off Linux)."""
+    try:
+        limit = int(Path("/proc/sys/vm/max_map_count").read_text())
+        with open("/proc/self/maps") as f:
+            maps = sum(1 for _ in f)
+    except (OSError, ValueError):
+        return False
+    if maps <= fraction * limit:
+        return False
+    jax.clear_caches()
+    return True

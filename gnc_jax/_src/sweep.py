@@ -33,7 +33,7 @@ import jax
 import numpy as np
 
 from gnc_jax._src import batch, registry, runner, store
-from gnc_jax._src.process import float64
+from gnc_jax._src.process import float64, release_compiled_programs
 from gnc_jax._src.driver import SolverSettings
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.search import SearchSettings, split_overrides
@@ -288,6 +288,7 @@ def sweep(
             for future in done:
                 finished += write(future.result())
             bar.update(finished)
+            release_compiled_programs()  # a long sweep compiles a program per pair (gnc_jax._src.process)
 
         try:
             for chunk in chunks:
