@@ -125,3 +125,10 @@ def test_compiled_programs_are_released_when_the_memory_maps_crowd(monkeypatch, 
     budget = dict(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
     sweep.sweep("tammes", [2], [3, 4], out=tmp_path / "s.csv", seed=0, batch_size=1, progress=None, **budget)
     assert len(calls) == 2
+    # So does solve_pairs after every searched pair (a call may be given ~100 of them).
+    from gnc_jax._src import batch
+
+    monkeypatch.setattr(batch, "release_compiled_programs", lambda: calls.append(2))
+    search = dict(search_population=4, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
+    gnc_jax.solve_pairs("tammes", [(3, 13), (3, 14)], seed=0, **budget, **search)
+    assert calls.count(2) == 2

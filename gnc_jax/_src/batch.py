@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax._src import geometry, metrics, runner
-from gnc_jax._src.process import float64, one_at_a_time
+from gnc_jax._src.process import float64, one_at_a_time, release_compiled_programs
 from gnc_jax._src.progress import step_meter
 from gnc_jax._src.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax._src.errors import InvalidArgument
@@ -376,6 +376,7 @@ def solve_pairs(
                 start = time.perf_counter()
                 energy[i] = energy_codes(dd, kk, jax.random.fold_in(pair_key(dd, kk), 1), search)
                 energy_s[i] = time.perf_counter() - start
+            release_compiled_programs()  # each searched pair compiles programs of its own
     # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
     # and by the restarts the pair gets (so a pair's result does not depend on the rest of the batch).
     solved = set(searched) if problem == "tammes" else set()

@@ -17,7 +17,8 @@
   K=24 benchmark 2.2x (benchmarks/bench_solvers.py). Fixing the mmap threshold at its maximum
   (32 MiB) and keeping up to 256 MiB of freed heap removes that. Skipped off glibc, and when the
   user set either threshold through glibc's environment variables.
-* :func:`release_compiled_programs` (called by ``gnc-jax sweep`` after each finished batch): every
+* :func:`release_compiled_programs` (called after each finished batch of a sweep and each searched
+  pair of :func:`gnc_jax.solve_pairs`, which may be given ~100 pairs at once): every
   compiled XLA:CPU program keeps ~500 memory maps (the search's two programs of one (d, K) at d = 3),
   and JAX keeps every program it compiled. A sweep over ~100 pairs reached Linux's default limit of
   65530 maps per process (``vm.max_map_count``); LLVM then failed with "Cannot allocate memory" and
