@@ -32,14 +32,12 @@ def test_softmax_code_solver_reproduces_theorem_3_3():
 @pytest.mark.parametrize(
     "large,budget",
     # Reduced budgets suffice for K <= 24 (the search runs for K >= 13): a quarter of the annealer's
-    # restarts and of the search population, patience 5 instead of 40, one polish per round instead of
-    # two; the annealer alone finds the 600-cell (4, 120) at even less.
+    # restarts and of the search population, patience 5 instead of 40; the annealer alone finds the
+    # 600-cell (4, 120) at even less.
     [
         (
             False,
-            dict(
-                restarts=16, hop_rounds=3, search_population=8, search_patience=5, search_polish_per_round=1
-            ),
+            dict(restarts=16, hop_rounds=3, search_population=8, search_patience=5),
         ),
         (True, dict(restarts=8, hop_rounds=1, search_rounds=0)),
     ],

@@ -10,23 +10,27 @@ structure instead of the coordinates. Every round, each member of a population o
    others: the best of ``holes_per_point * K`` random points of the sphere, ranked by the chord to
    their nearest point (the point farthest from all others; for d = 3 a circumcentre of the
    convex hull's facets);
-2. **relaxes** by minimising the overlap penalty sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2 with
-   Riemannian Adam at a target chord delta = c (1 + e), e uniform in (0, ``growth``), just above
-   the member's current minimum chord c: the moved points make room for themselves;
-3. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax._src.driver.run_schedule`;
-   300 steps; 1000 at d = 3 above K = 64: :meth:`SearchSettings.finish_for`);
-4. is **kept** if its exact minimum chord beats c (an exact float64 comparison of real
+2. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax._src.driver.run_schedule`,
+   ``finish_steps``) and, at d = 3, the interior-point solve of the local problem
+   (:mod:`gnc_jax._src.interior`, ``interior_iters`` Newton steps), which ends at the exact local
+   optimum (to 1e-10, relative) for ~95% of the members; the better of the two is kept. Above d = 3
+   (``interior_max_d``) the moved points first make room for themselves: the overlap penalty
+   sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2 is minimised with Riemannian Adam at a target chord
+   delta = c (1 + e), e uniform in (0, ``growth``), just above the member's minimum chord c;
+3. is **kept** if its exact minimum chord beats c (an exact float64 comparison of real
    configurations, so a member never gets worse).
 
-After each round the worst eighth of the population is replaced by copies of the best eighth, and
-the ``polish_per_round`` members that changed in the round with the largest chords get the exact SLP
-polish (:mod:`gnc_jax._src.polish`) on the host. The in-loop finish leaves configurations 1e-6..2e-4
-(relative chord) below their exact local optimum at K = 70, more than the gap between competing optima
-there (4e-7), so only polished chords decide which configuration is best; a polished configuration
-goes back into its member's slot. The best polished configuration so far is what the search returns:
-the run can stop at any round (round cap, patience, ``time_limit``, Ctrl-C). Above d = 3 the polish
-of a member costs more than a pair's time budget (``polish_max_d``): there exact unpolished chords
-decide, and the caller polishes the result.
+After each round the worst eighth of the population is replaced by copies of the best eighth; the best
+member becomes the result if its exact chord is larger. The run can stop at any round (round cap,
+patience, ``time_limit``, Ctrl-C) and returns the best configuration so far.
+
+Why the interior-point finish: the comparison of step 3 is only as good as the members are close to
+their local optima. The anneal alone leaves them 1e-6..2e-4 (relative chord) below, while competing
+optima differ by 2e-6 at K = 110: the judge was noise, and the search kept moves for their luck in
+the finish. Judged at exact local optima (and without the relaxation, which at d = 3 did no better:
+K = 110 reached the best-known code from seed 0 only without it), the search reaches the best-known
+code at K = 110, which it missed before at every budget (docs/results.md). Above d = 3 the Newton system ((d - 1) K unknowns) costs more than the budget
+allows; there exact unpolished chords decide, and the caller polishes the result.
 
 **Symmetric starts** (d = 3, :mod:`gnc_jax._src.symmetric`): where K is a union of orbits of a
 rotation group (:meth:`SearchSettings.symmetric_groups_for`: the icosahedral group I up to K = 64;
@@ -50,7 +54,7 @@ so they compete only with its result; at d = 3 they do not help (K = 120: best o
 deg against the annealer's 19.227).
 
 A population freezes once its members sit at their local optima (no move is accepted any more); after
-``restart_after`` rounds without a gain of the best polished chord the whole population is drawn and
+``restart_after`` rounds without a gain of the best chord the whole population is drawn and
 annealed afresh (the best so far is kept aside). At K >= 70 most of the success comes from these
 restarts: each is a new chance at the best basin.
 """
@@ -66,10 +70,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax._src.process import float64
+from gnc_jax._src.process import float64, one_at_a_time
 from gnc_jax._src.driver import ValidatedSettings, geometric, retract, riemannian_adam, run_schedule
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import tammes_margin, validate_configuration
+from gnc_jax._src.interior import interior_point
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.polish import polish
 from gnc_jax._src.sphere import normalize_columns
@@ -94,27 +99,21 @@ class SearchSettings(ValidatedSettings):
     Attributes:
       population: configurations searched in parallel (the restart axis: what an accelerator buys).
       rounds: search rounds at most (0: none) for K <= 50 at d = 3; fewer above (:meth:`rounds_for`).
-      patience: stop after this many rounds without a gain of the best polished chord by more than
+      patience: stop after this many rounds without a gain of the best chord by more than
         1e-10 (relative).
       restart_after: a fresh population after this many rounds without such a gain (0: never).
       init_steps: steps of the initial anneal (t 0.1 -> 1e-9) of every member.
-      relax_steps: Adam steps of the overlap-penalty relaxation per round.
+      relax_steps: Adam steps of the overlap-penalty relaxation per round (for d > ``interior_max_d``).
       finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round (and after energy
-        continuation); more at d = 3 above K = 64 (:meth:`finish_for`).
+        continuation).
+      interior_iters: Newton steps of the interior-point finish (:mod:`gnc_jax._src.interior`) for
+        d <= ``interior_max_d``; 0 none. 80 end at the exact local optimum for ~95% of the members
+        at K = 110 (60: 57..60 of 64 members at K = 64, against 63..64 with 80).
+      interior_max_d: the largest d with the interior-point finish (and without the relaxation).
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
-      polish_per_round: members polished per round at most (those changed in the round with the
-        largest chords).
-      polish_iters: iterations of that polish.
-      polish_window: only members whose chord is within this relative distance of the best polished
-        chord are polished: the polish moves a finished member's chord by 4e-6..3e-5 (relative) at
-        d = 3..8, so one further below cannot become the best.
-      polish_max_d: members are polished in the loop only for d <= this; above, their exact
-        (unpolished) chords decide and the caller polishes the result (:func:`gnc_jax.solve_pairs`
-        does). At d = 8, K = 64 one SLP polish of a freshly annealed member takes 13-27 s on 2 CPU
-        cores (LPs of ~1000 rows in 448 unknowns, 0.25 s each), more than the pair's time budget;
-        at d = 3, K = 70 it takes 0.5 s.
+      polish_iters: iterations of the exact SLP polish of the symmetric starts.
       symmetric_starts: at d = 3, random starts per decomposition of K into orbits of a rotation group
         (:meth:`symmetric_groups_for`, :mod:`gnc_jax._src.symmetric`); the best polished one of each
         decomposition seeds the population; 0 none.
@@ -149,10 +148,7 @@ class SearchSettings(ValidatedSettings):
     growth: float = 0.01
     symmetric_starts: int = 32
     holes_per_point: int = 8
-    polish_per_round: int = 2
     polish_iters: int = 100
-    polish_window: float = 1e-3
-    polish_max_d: int = 3
     energy_members: int = 4
     energy_min_d: int = 4
     energy_steps: int = 1000
@@ -160,10 +156,12 @@ class SearchSettings(ValidatedSettings):
     max_K: int = 512
     softmax_seed_min_d: int = 4
     cross_search_max_d: int = 8
+    interior_iters: int = 80
+    interior_max_d: int = 3
 
     def __post_init__(self):
-        self._require_ints(("population", "init_steps", "relax_steps", "finish_steps"), 1)
-        self._require_ints(("holes_per_point", "polish_per_round", "polish_iters", "patience"), 1)
+        self._require_ints(("population", "init_steps", "finish_steps"), 1)
+        self._require_ints(("holes_per_point", "polish_iters", "patience"), 1)
         self._require_ints(("energy_steps",), 1)
         self._require_ints(
             (
@@ -174,36 +172,41 @@ class SearchSettings(ValidatedSettings):
                 "restart_after",
                 "softmax_seed_min_d",
                 "cross_search_max_d",
-                "polish_max_d",
                 "energy_members",
                 "energy_min_d",
                 "symmetric_starts",
+                "interior_iters",
+                "interior_max_d",
+                "relax_steps",
             ),
             0,
         )
-        self._require_positive(("growth", "polish_window"))
+        self._require_positive(("growth",))
 
-    def finish_for(self, d: int, K: int) -> int:
-        """Steps of a search round's finish for K points on S^{d-1}: ``finish_steps``, and 10/3 of
-        them (1000 by default) at d = 3 above K = 64, where a member closer to its local optimum
-        makes the exact comparison of step 4 a better judge of a move. Measured: 40 rounds from
-        seeds 0..3 reach the best-known code at K = 100 4 of 4 times with 1000 steps (3 of 4 at
-        K = 90; 2 of 4 at K = 80, as with 300; 1500 steps did no better). Energy continuation keeps
-        the short finish."""
-        return round(self.finish_steps * 10 / 3) if d == 3 and K > 64 else self.finish_steps
+    def exact_for(self, d: int) -> bool:
+        """Whether members are finished by the interior-point solve (:mod:`gnc_jax._src.interior`)
+        at dimension d: d <= ``interior_max_d`` and ``interior_iters`` > 0."""
+        return self.interior_iters > 0 and d <= self.interior_max_d
 
     def rounds_for(self, d: int, K: int) -> int:
-        """The round cap for K points on S^{d-1}: ``rounds`` up to K = 50 at d = 3, scaled by
-        (50 / K)^3 up to K = 64 and by (50 / 64)^3 (64 / K)^(5/2) above (where the budget triples,
-        60 s for K <= 64 and 180 s up to K = 130, and at d = 3 the finish is longer:
-        :meth:`finish_for`), and by (3 / d)^2 above d = 3, at least 15. A round costs ~K^2 in the
-        compiled moves and more in the host polish of its changed members and the fresh
-        populations; measured at d = 3 on a 2-core CPU with the 1000-step finish (whole process
-        over rounds run), 2.0, 1.9, 3.3, 3.6, 3.8, 4.9 and 7.9 s a round at K = 70, 80, 90, 100,
-        110, 120 and 130 (181 s for 23 rounds at K = 130), so that the cap (76 rounds at K = 70, 41
-        at K = 90, 16 at K = 130) keeps every pair within its budget."""
-        scale = min(1.0, (50 / min(K, 64)) ** 3 * (64 / max(K, 64)) ** 2.5) * min(1.0, 3 / d) ** 2
-        return self.rounds if scale == 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
+        """The round cap for K points on S^{d-1}, at least 15, sized by the per-round cost so that a
+        pair that never stalls still ends within its budget (60 s for K <= 64, 180 s up to K = 130,
+        whole process, 2 CPU cores).
+
+        With the interior-point finish (:meth:`exact_for`, d = 3) ``rounds`` x 0.45 (50 / K)^3,
+        3.5 times that above K = 64, at most ``rounds``: measured, a round (fresh populations every
+        ``restart_after`` rounds included) costs 0.35, 0.36, 0.81, 1.46, 2.8 and 4.7 s at K = 40,
+        50, 64, 80, 99 and 130, and the rounds start 7..13 s (K <= 64) and 15..49 s (above: the
+        symmetric starts of four groups) into the run; the caps (90 rounds at K = 50, 44 at
+        K = 64, 77 at K = 80, 18 at K = 130) leave ~25 s of each budget to the rest of the process.
+
+        Above, ``rounds`` scaled by (50 / K)^3 up to K = 64 and by (50 / 64)^3 (64 / K)^(5/2)
+        beyond, and by (3 / d)^2: there a round also runs the overlap relaxation."""
+        if self.exact_for(d):
+            scale = 0.45 * min(1.0, (50 / K) ** 3) * (3.5 if K > 64 else 1.0)
+        else:
+            scale = min(1.0, (50 / min(K, 64)) ** 3 * (64 / max(K, 64)) ** 2.5) * min(1.0, 3 / d) ** 2
+        return self.rounds if scale >= 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
 
     def energy_members_for(self, d: int) -> int:
         """Random starts of energy continuation at dimension d."""
@@ -249,13 +252,13 @@ class SearchSettings(ValidatedSettings):
 class SearchResult(NamedTuple):
     """Best configuration found by :func:`search_tammes` and how the search went."""
 
-    W: np.ndarray  # (d, K) float64, unit columns: the best configuration found (polished)
+    W: np.ndarray  # (d, K) float64, unit columns: the best configuration found (not polished)
     min_chord: float  # its exact minimum chord
     rounds: int  # rounds run
     elapsed_s: float  # wall time, compilation included
     interrupted: bool  # stopped by Ctrl-C (the result is the best so far)
     stopped_by: str  # 'rounds', 'patience', 'time_limit' or 'interrupt'
-    hits: int  # judged (polished for d <= 3) configurations within 1e-9 (relative) of the best chord
+    hits: int  # members of the last population within 1e-9 (relative) of the result's chord
     restarts: int  # fresh populations drawn after the first
     history: tuple  # (round, elapsed_s, best min angle in degrees) after every gain and every 10 rounds
 
@@ -310,8 +313,7 @@ def _programs(d: int, K: int, s: SearchSettings):
     offsets = TAMMES.smoothing_offsets(col)
     value_and_grad = lambda p, t: TAMMES.value_and_grad(p, offsets, t)
     init_temps = geometric(0.1, 1e-9, s.init_steps)
-    finish_temps = geometric(1e-3, 1e-9, s.finish_for(d, K))
-    energy_finish_temps = geometric(1e-3, 1e-9, s.finish_steps)
+    finish_temps = geometric(1e-3, 1e-9, s.finish_steps)
     spacing = K ** (-1.0 / (d - 1))
 
     anneal_opt = riemannian_adam({"W": col})
@@ -321,10 +323,21 @@ def _programs(d: int, K: int, s: SearchSettings):
     def anneal(X, temps):
         return run_schedule(value_and_grad, {"W": X}, anneal_opt, retract, temps, 0.5 * temps).params["W"]
 
+    exact = s.exact_for(d)
+
+    def finish(X, temps):
+        """The anneal, then (for d <= ``interior_max_d``) the interior-point solve to the local optimum;
+        the better of the two by exact minimum chord."""
+        X = anneal(X, temps)
+        if not exact:
+            return X
+        Y = interior_point(X, s.interior_iters)
+        return jnp.where(_min_chord(Y) > _min_chord(X), Y, X)
+
     def energy(X):
         energy_and_grad = lambda p, e: jax.value_and_grad(lambda p: _log_riesz_energy(p["W"], e))(p)
         X = run_schedule(energy_and_grad, {"W": X}, relax_opt, retract, exponents, energy_rates).params["W"]
-        return anneal(X, energy_finish_temps)
+        return anneal(X, finish_temps)
 
     def penalty(X, delta):
         return jnp.sum(jax.nn.relu(delta**2 - _chords2(X)) ** 2) / delta**4
@@ -359,8 +372,9 @@ def _programs(d: int, K: int, s: SearchSettings):
     def member_round(key, X, c):
         k_move, k_growth = jax.random.split(key)
         Y = move(k_move, X)
-        Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)))
-        Y = anneal(Y, finish_temps)
+        if s.relax_steps and not exact:
+            Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)))
+        Y = finish(Y, finish_temps)
         cy = _min_chord(Y)
         better = cy > c
         return jnp.where(better, Y, X), jnp.where(better, cy, c)
@@ -368,7 +382,7 @@ def _programs(d: int, K: int, s: SearchSettings):
     @jax.jit
     def init(key, seeds, n_seeds):
         X = normalize_columns(jax.random.normal(key, (R, d, K), jnp.float64))
-        X = jax.vmap(lambda X: anneal(X, init_temps))(X)
+        X = jax.vmap(lambda X: finish(X, init_temps))(X)
         # Given configurations join the population as they are (in the first n_seeds slots).
         X = jnp.where((jnp.arange(R) < n_seeds)[:, None, None], seeds, X)
         return X, jax.vmap(_min_chord)(X)
@@ -385,6 +399,8 @@ def _programs(d: int, K: int, s: SearchSettings):
     def energy_init(key):
         return jax.vmap(energy)(normalize_columns(jax.random.normal(key, (R, d, K), jnp.float64)))
 
+    if exact:  # the interior-point solve factors a batch of matrices by LAPACK
+        init, search_round = one_at_a_time(init), one_at_a_time(search_round)
     return init, search_round, energy_init
 
 
@@ -450,40 +466,36 @@ def search_tammes(
         raise InvalidArgument(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
     t0 = time.perf_counter()
     seeds = _check_seeds(seeds, d, K)
-    polishing = d <= s.polish_max_d
 
-    def polished_if_due(W):
-        """W after the exact SLP polish, for d <= ``polish_max_d``; as it is above."""
-        return polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"] if polishing else W
+    def polished(W):
+        return polish(TAMMES, {"W": W}, max_iter=s.polish_iters).params["W"]
 
     rivals = []  # the low-order groups' symmetric codes: they compete with the search's result only
     if d == 3 and s.symmetric_starts:
         groups, k = s.symmetric_groups_for(K), jax.random.fold_in(key, 3)
         for best in symmetric_starts(K, k, s.symmetric_starts, s.init_steps, groups, SYMMETRIC_POLISHED):
-            seeds.append(max((polished_if_due(W) for W in best), key=tammes_margin))
+            seeds.append(max((polished(W) for W in best), key=tammes_margin))
         low, k = s.low_order_groups_for(K), jax.random.fold_in(key, 4)
         n, steps = LOW_ORDER_STARTS * s.symmetric_starts, s.init_steps // 2
         for best in symmetric_starts(K, k, n, steps, low, SYMMETRIC_POLISHED) if low else []:
-            rivals.append(max((polished_if_due(W) for W in best), key=tammes_margin))
+            rivals.append(max((polished(W) for W in best), key=tammes_margin))
     seeds, n_seeds = _padded(seeds, d, K, s.population)
     init, search_round, _ = _programs(d, K, s)
     k_init, k_rounds = jax.random.split(key)
-    X, c = init(k_init, jnp.asarray(seeds), n_seeds)
-    best_W, best, polished = None, -1.0, []
-    # The given seeds are exact configurations already: they compete as they are.
-    for W in seeds[:n_seeds]:
-        chord = tammes_margin(W)
-        if chord > best:
-            best_W, best = W, chord
-
-    def polish_member(W):
-        """The member polished (for d <= ``polish_max_d``) and its exact min chord (kept for ``hits``)."""
-        W = polished_if_due(W)
-        polished.append(tammes_margin(W))
-        return W, polished[-1]
-
+    X, c = init(k_init, jnp.asarray(seeds), n_seeds)  # the seeds join as they are
+    best_W, best = None, -1.0
     history = []
     rounds, restarts, last_gain, stopped_by = 0, 0, 0, "rounds"
+
+    def take_best():
+        """The population's best member becomes the result if its exact chord is larger; whether it
+        gained more than 1e-10 (relative)."""
+        nonlocal best_W, best
+        W = np.asarray(X[int(np.argmax(np.asarray(c)))], np.float64)
+        chord, before = tammes_margin(W), best
+        if chord > best:
+            best_W, best = W, chord
+        return chord > before * (1 + 1e-10)
 
     def report():
         history.append((rounds, time.perf_counter() - t0, angle_deg(best)))
@@ -499,7 +511,7 @@ def search_tammes(
                 flush=True,
             )
 
-    previous = np.full(s.population, -1.0)
+    take_best()
     try:
         while rounds < s.rounds_for(d, K):
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
@@ -507,19 +519,8 @@ def search_tammes(
                 break
             X, c = search_round(jax.random.fold_in(k_rounds, rounds), X, c)
             rounds += 1
-            c_host, X_host = np.asarray(c), None
-            changed = np.flatnonzero(c_host != previous)
-            previous = c_host
-            changed = changed[c_host[changed] >= best * (1 - s.polish_window)]
-            for i in changed[np.argsort(-c_host[changed])][: s.polish_per_round]:
-                X_host = np.array(X) if X_host is None else X_host
-                X_host[i], chord = polish_member(X_host[i])
-                if chord > best * (1 + 1e-10):
-                    last_gain = rounds
-                if chord > best:
-                    best_W, best = X_host[i].copy(), chord
-            if polishing and X_host is not None:  # polished members go back (their chord is kept)
-                X = jnp.asarray(X_host)
+            if take_best():
+                last_gain = rounds
             report()
             if rounds - last_gain >= s.patience:
                 stopped_by = "patience"
@@ -527,15 +528,13 @@ def search_tammes(
             if s.restart_after and (rounds - last_gain) % s.restart_after == 0 and rounds > last_gain:
                 restarts += 1
                 X, c = init(jax.random.fold_in(k_init, restarts), jnp.zeros_like(seeds), 0)
-                previous = np.full(s.population, -1.0)
+                if take_best():
+                    last_gain = rounds
     except KeyboardInterrupt:
         stopped_by = "interrupt"
-    if best_W is None:  # no round ran: polish the best of the initial population
-        best_W, best = polish_member(np.asarray(X[int(np.argmax(np.asarray(c)))]))
     searched = best
     for W in rivals:
         chord = tammes_margin(W)
-        polished.append(chord)
         if chord > best:
             best_W, best = W, chord
     try:
@@ -550,7 +549,7 @@ def search_tammes(
         elapsed_s=time.perf_counter() - t0,
         interrupted=stopped_by == "interrupt",
         stopped_by=stopped_by,
-        hits=int(np.sum(np.asarray(polished) >= best * (1 - 1e-9))),
+        hits=int(np.sum(np.asarray(c) >= best * (1 - 1e-9))),
         restarts=restarts,
         history=tuple(history),
     )

@@ -1,0 +1,151 @@
+"""Exact local optima of the Tammes problem (eq. 11) by a batched primal-dual interior-point method.
+
+From a configuration W near a local optimum, solve the local problem
+
+    minimise s  over (W, s)  subject to  <w_i, w_j> <= s  for all i < j,  W in OB(d, K),
+
+by Newton steps on its perturbed KKT conditions (multipliers lam_ij >= 0, slacks g_ij = s - <w_i, w_j>):
+
+    sum_ij lam_ij grad <w_i, w_j> = 0 (tangent to OB(d, K)),   sum_{i<j} lam_ij = 1,   lam_ij g_ij = tau,
+
+with tau driven to 0 (a tenth of the mean complementarity after each long step). The multipliers are
+eliminated pair by pair, which leaves one dense system in the (d - 1) K tangent coordinates, solved by
+Cholesky: the Gram matrix of the constraint gradients weighted by lam / g, less its rank-one part
+along s. The Lagrangian's own curvature (the sphere's and that of the cosines) is left out: at a
+rigid packing the optimum is a vertex, fixed by its active constraints alone (as for the SLP polish
+of :mod:`gnc_jax._src.polish`), and that curvature is negative in the free directions (rattlers,
+rotations), where it made the system indefinite and a third of the Cholesky factorisations fail.
+A small relative regulariser, raised after a failed step, keeps those directions bounded. Steps are
+chosen from a few lengths by the barrier merit s - tau sum log g with a fraction-to-boundary rule.
+
+Why it is here: the search (:mod:`gnc_jax._src.search`) keeps a move only if the member's exact
+minimum chord improves, and needs that judgement at the precision of the gaps between competing
+local optima (2e-6, relative, at d = 3, K = 110). The log-sum-exp finish leaves members 1e-6..2e-4
+below their local optimum (noise that scrambled the ranking), and the exact SLP polish costs ~0.8 s a
+member on the host; this solve ends within 1e-10 of the local optimum for ~95% of the members
+(80 iterations, K = 110), batched, in ~0.08 s a member on 2 CPU cores, and runs on an accelerator.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+# Step lengths tried along each Newton direction (the longest acceptable one is taken).
+STEP_LENGTHS = (1.0, 0.7, 0.4, 0.2, 0.1, 0.04, 0.01)
+
+
+def tangent_bases(X: jax.Array) -> jax.Array:
+    """(K, d, d - 1): an orthonormal basis of the tangent space at each column of X (the Householder
+    reflection of :func:`gnc_jax._src.polish._tangent_bases`)."""
+    d = X.shape[0]
+    v = X.T + jnp.where(X[0] >= 0, 1.0, -1.0)[:, None] * jnp.eye(d, dtype=X.dtype)[0]
+    H = jnp.eye(d, dtype=X.dtype) - 2.0 * v[:, :, None] * v[:, None, :] / jnp.sum(v * v, axis=1)[:, None, None]
+    return H[:, :, 1:]
+
+
+def _moved(X, B, u):
+    """X moved by tangent coordinates u (K, d - 1) and retracted onto OB(d, K)."""
+    Y = X + jnp.einsum("kdm,km->dk", B, u)
+    return Y / jnp.linalg.norm(Y, axis=0)
+
+
+def _slacks(X, s):
+    """s - <w_i, w_j> on the pairs i < j, 1 elsewhere."""
+    K = X.shape[1]
+    upper = jnp.triu(jnp.ones((K, K), bool), 1)
+    return jnp.where(upper, s - X.T @ X, 1.0)
+
+
+def _merit(X, s, tau):
+    """The barrier merit s - tau sum_{i<j} log(s - <w_i, w_j>) and the slacks (+inf when infeasible)."""
+    g = _slacks(X, s)
+    value = s - tau * jnp.sum(jnp.log(jnp.maximum(g, 1e-300)))
+    return jnp.where(jnp.all(g > 0), value, jnp.inf), g
+
+
+def _newton_direction(X, s, lam, tau, reg):
+    """The primal-dual Newton direction (du (K, d - 1), ds, dlam (K, K)), whether it is finite, and
+    the tangent bases. ``lam`` is symmetric with a zero diagonal (lam[i, j] is pair {i, j}'s)."""
+    d, K = X.shape
+    m = d - 1
+    off = ~jnp.eye(K, dtype=bool)
+    g = jnp.where(off, s - X.T @ X, 1.0)
+    D = jnp.where(off, lam / g, 0.0)
+    B = tangent_bases(X)
+    a = jnp.einsum("kdm,dj->kjm", B, X)  # a[i, j]: the gradient of <w_i, w_j> in w_i's tangent coordinates
+    b = jnp.einsum("ij,ijm->im", D, a)
+    D_sum = 0.5 * jnp.sum(D)
+    # The Gram matrix of the constraint gradients weighted by D, less its part along s, in blocks
+    # (i, j) of (d - 1) x (d - 1), in the order of the tangent coordinates: one pass over K^2 m^2 entries.
+    eye = jnp.eye(K, dtype=bool)[:, None, :, None]
+    diag = jnp.einsum("ij,ijm,ijn->imn", D, a, a)[:, :, None, :]
+    cross = D[:, None, :, None] * jnp.transpose(a, (0, 2, 1))[:, :, :, None] * jnp.swapaxes(a, 0, 1)[:, None, :, :]
+    A = jnp.where(eye, diag, cross) - b[:, :, None, None] * b[None, None, :, :] / D_sum
+    A = A.reshape(K * m, K * m)
+    b = b.reshape(-1)
+    r = jnp.where(off, tau / g, 0.0)
+    rhs_u = -jnp.einsum("ij,ijm->im", r, a).reshape(-1)
+    rhs_s = 1.0 - 0.5 * jnp.sum(r)
+    scale = jnp.maximum(jnp.max(jnp.diag(A)), 1e-300)
+    L = jnp.linalg.cholesky(A / scale + reg * jnp.eye(K * m, dtype=X.dtype))
+    du = jax.scipy.linalg.cho_solve((L, True), (rhs_u - b * rhs_s / D_sum) / scale).reshape(K, m)
+    ds = (b @ du.reshape(-1) - rhs_s) / D_sum
+    P = jnp.sum(a * du[:, None, :], axis=2)  # the change of <w_i, w_j> from w_i's move
+    dg = ds - P - P.T
+    dlam = jnp.where(off, -lam + r - D * dg, 0.0)
+    finite = jnp.all(jnp.isfinite(du)) & jnp.isfinite(ds) & jnp.all(jnp.isfinite(dlam))
+    return du, ds, dlam, finite, B
+
+
+def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3) -> jax.Array:
+    """The configuration after ``iterations`` primal-dual steps toward the local optimum near X.
+
+    Pure and traceable (a ``lax.scan`` of fixed length: vmap it over a population). It starts at
+    s = max cos + ``start_gap`` (1 - max cos), every multiplier tau / g, tau such that they sum to
+    1. Each step lowers the barrier merit, not necessarily the largest cosine: judge the result by
+    its exact minimum chord (it may end below the X it was given).
+
+    Args:
+      X: (d, K) unit columns, float64.
+      iterations: Newton steps (80 reach the local optimum to 1e-10 for ~95% of members at d = 3,
+        K = 110 after the search's finish).
+      start_gap: the starting slack of the largest cosine, relative to 1 - max cos.
+    """
+    K = X.shape[1]
+    off = ~jnp.eye(K, dtype=bool)
+    max_cos = jnp.max(jnp.where(off, X.T @ X, -2.0))
+    s = max_cos + start_gap * (1.0 - max_cos)
+    g = jnp.where(off, s - X.T @ X, 1.0)
+    tau = 1.0 / (0.5 * jnp.sum(jnp.where(off, 1.0 / g, 0.0)))
+    lam = jnp.where(off, tau / g, 0.0)
+    lengths = jnp.asarray(STEP_LENGTHS, X.dtype)
+    upper = jnp.triu(jnp.ones((K, K), bool), 1)
+
+    def step(carry, _):
+        X, s, lam, tau, reg = carry
+        du, ds, dlam, finite, B = _newton_direction(X, s, lam, tau, reg)
+        du, ds, dlam = (jnp.where(finite, v, 0.0) for v in (du, ds, dlam))
+        merit, g = _merit(X, s, tau)
+
+        def trial(length):
+            value, g_new = _merit(_moved(X, B, length * du), s + length * ds, tau)
+            inside = jnp.all(jnp.where(upper, g_new >= 0.005 * g, True))  # fraction to the boundary
+            return jnp.where(inside, value, jnp.inf)
+
+        values = jax.vmap(trial)(lengths)
+        good = values <= merit + 1e-14 * jnp.abs(merit)
+        taken = finite & jnp.any(good)
+        length = jnp.where(taken, lengths[jnp.argmax(good)], 0.0)
+        X = jnp.where(taken, _moved(X, B, length * du), X)
+        s = s + length * ds
+        shrink = jnp.where(dlam < 0, -lam / jnp.where(dlam < 0, dlam, -1.0), jnp.inf)
+        dual_length = jnp.where(taken, jnp.minimum(1.0, 0.99 * jnp.min(shrink)), 0.0)
+        lam = jnp.maximum(lam + dual_length * dlam, jnp.where(off, 1e-300, 0.0))
+        mean_gap = jnp.sum(jnp.where(upper, lam * _slacks(X, s), 0.0)) / (K * (K - 1) / 2)
+        tau = jnp.where(taken & (length > 0.3), jnp.maximum(0.1 * mean_gap, 1e-15), tau)
+        reg = jnp.where(taken, jnp.maximum(reg / 10, 1e-14), jnp.minimum(reg * 100, 1e2))
+        return (X, s, lam, tau, reg), None
+
+    (X, *_), _ = jax.lax.scan(step, (X, s, lam, tau, jnp.asarray(1e-10, X.dtype)), None, length=iterations)
+    return X
