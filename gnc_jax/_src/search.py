@@ -197,7 +197,7 @@ class SearchSettings(ValidatedSettings):
         3.5 times that above K = 64, at most ``rounds``: measured, a round (fresh populations every
         ``restart_after`` rounds included) costs 0.35, 0.36, 0.81, 1.46, 2.8 and 4.7 s at K = 40,
         50, 64, 80, 99 and 130, and the rounds start 7..13 s (K <= 64) and 15..49 s (above: the
-        symmetric starts of four groups) into the run; the caps (90 rounds at K = 50, 44 at
+        symmetric starts of four groups) into the run; the caps (90 rounds at K = 50, 43 at
         K = 64, 77 at K = 80, 18 at K = 130) leave ~25 s of each budget to the rest of the process.
 
         Above, ``rounds`` scaled by (50 / K)^3 up to K = 64 and by (50 / 64)^3 (64 / K)^(5/2)
