@@ -7,9 +7,9 @@ Two parts, both written to benchmarks/results/tammes_search.json (and a table, t
   (start-up and compilation included), the certified min angle, the best-known angle, success (reached
   to 1e-6 deg or above) and the issue's time budget (60 s for K <= 64, 180 s for K <= 130).
   Configurations above the best-known value by more than 1e-6 deg are kept under results/records/.
-* ``--part curve``: success against budget. :func:`gnc_jax.search_tammes` records the best
-  polished angle every ``polish_every`` rounds, so one long run per (population, moves, seed) gives
-  the success at every round budget; the table lists, per population and move cap, the fraction of
+* ``--part curve``: success against budget. :func:`gnc_jax.search_tammes` records the best exact
+  angle after every gain (its ``history``), so one long run per (population, moves, seed) gives the
+  success at every round budget; the table lists, per population and move cap, the fraction of
   (K, seed) runs that reached the best-known angle within 10, 20, 50 and 100 rounds.
 
 Usage: python benchmarks/tammes_search.py --part dev [--K 15,20]

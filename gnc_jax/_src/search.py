@@ -11,7 +11,7 @@ structure instead of the coordinates. Every round, each member of a population o
    their nearest point (the point farthest from all others; for d = 3 a circumcentre of the
    convex hull's facets);
 2. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax._src.driver.run_schedule`,
-   ``finish_steps``) and, at d = 3, the interior-point solve of the local problem
+   ``finish_steps``; 1000 at d = 3 above K = 64, :meth:`SearchSettings.finish_for`) and, at d = 3, the interior-point solve of the local problem
    (:mod:`gnc_jax._src.interior`, ``interior_iters`` Newton steps), which ends at the exact local
    optimum (to 1e-10, relative) for ~95% of the members; the better of the two is kept. Above d = 3
    (``interior_max_d``) the moved points first make room for themselves: the overlap penalty
@@ -105,7 +105,7 @@ class SearchSettings(ValidatedSettings):
       init_steps: steps of the initial anneal (t 0.1 -> 1e-9) of every member.
       relax_steps: Adam steps of the overlap-penalty relaxation per round (for d > ``interior_max_d``).
       finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round (and after energy
-        continuation).
+        continuation); more at d = 3 above K = 64 (:meth:`finish_for`).
       interior_iters: Newton steps of the interior-point finish (:mod:`gnc_jax._src.interior`) for
         d <= ``interior_max_d``; 0 none. 80 end at the exact local optimum for ~95% of the members
         at K = 110 (60: 57..60 of 64 members at K = 64, against 63..64 with 80).
@@ -183,6 +183,14 @@ class SearchSettings(ValidatedSettings):
         )
         self._require_positive(("growth",))
 
+    def finish_for(self, d: int, K: int) -> int:
+        """Steps of a search round's finish: ``finish_steps``, and 10/3 of them (1000 by default)
+        with the interior-point finish above K = 64. Measured (``solve_tammes(3, K, seed=0)`` with
+        the round cap scaled to the longer round): 1000 steps end above the 300-step runs at
+        K = 73 (24.553779 against 24.550293 deg) and K = 125 (18.825075 against 18.824495), equal at
+        K = 65; the anneal's end decides which local optimum the interior-point solve reaches."""
+        return round(self.finish_steps * 10 / 3) if self.exact_for(d) and K > 64 else self.finish_steps
+
     def exact_for(self, d: int) -> bool:
         """Whether members are finished by the interior-point solve (:mod:`gnc_jax._src.interior`)
         at dimension d: d <= ``interior_max_d`` and ``interior_iters`` > 0."""
@@ -194,16 +202,18 @@ class SearchSettings(ValidatedSettings):
         whole process, 2 CPU cores).
 
         With the interior-point finish (:meth:`exact_for`, d = 3) ``rounds`` x 0.45 (50 / K)^3,
-        3.5 times that above K = 64, at most ``rounds``: measured, a round (fresh populations every
+        2.5 times that above K = 64, at most ``rounds``: measured, a round (fresh populations every
         ``restart_after`` rounds included) costs 0.35, 0.36, 0.81, 1.46, 2.8 and 4.7 s at K = 40,
-        50, 64, 80, 99 and 130, and the rounds start 7..13 s (K <= 64) and 15..49 s (above: the
-        symmetric starts of four groups) into the run; the caps (90 rounds at K = 50, 43 at
-        K = 64, 77 at K = 80, 18 at K = 130) leave ~25 s of each budget to the rest of the process.
+        50, 64, 80, 99 and 130 with the 300-step finish, ~1.4 times that with the 1000 steps used
+        above K = 64 (:meth:`finish_for`; 4.9 against 3.5 s at K = 110), and the rounds start 7..13 s
+        (K <= 64) and 15..49 s (above: the symmetric starts of four groups) into the run; the caps
+        (90 rounds at K = 50, 43 at K = 64, 55 at K = 80, 15 at K = 130) leave ~25 s of each budget
+        to the rest of the process.
 
         Above, ``rounds`` scaled by (50 / K)^3 up to K = 64 and by (50 / 64)^3 (64 / K)^(5/2)
         beyond, and by (3 / d)^2: there a round also runs the overlap relaxation."""
         if self.exact_for(d):
-            scale = 0.45 * min(1.0, (50 / K) ** 3) * (3.5 if K > 64 else 1.0)
+            scale = 0.45 * min(1.0, (50 / K) ** 3) * (2.5 if K > 64 else 1.0)
         else:
             scale = min(1.0, (50 / min(K, 64)) ** 3 * (64 / max(K, 64)) ** 2.5) * min(1.0, 3 / d) ** 2
         return self.rounds if scale >= 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
@@ -313,7 +323,7 @@ def _programs(d: int, K: int, s: SearchSettings):
     offsets = TAMMES.smoothing_offsets(col)
     value_and_grad = lambda p, t: TAMMES.value_and_grad(p, offsets, t)
     init_temps = geometric(0.1, 1e-9, s.init_steps)
-    finish_temps = geometric(1e-3, 1e-9, s.finish_steps)
+    finish_temps = geometric(1e-3, 1e-9, s.finish_for(d, K))
     spacing = K ** (-1.0 / (d - 1))
 
     anneal_opt = riemannian_adam({"W": col})
