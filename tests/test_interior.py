@@ -51,8 +51,11 @@ def max_cos(W):
 @pytest.mark.parametrize(
     "name, W, cos",
     [
-        ("heptagon", np.stack([np.cos(2 * np.pi * np.arange(7) / 7), np.sin(2 * np.pi * np.arange(7) / 7)]),
-         np.cos(2 * np.pi / 7)),
+        (
+            "heptagon",
+            np.stack([np.cos(2 * np.pi * np.arange(7) / 7), np.sin(2 * np.pi * np.arange(7) / 7)]),
+            np.cos(2 * np.pi / 7),
+        ),
         ("icosahedron", icosahedron(), 5**-0.5),
         ("24-cell", cell24(), 0.5),
     ],

@@ -40,7 +40,10 @@ def tangent_bases(X: jax.Array) -> jax.Array:
     reflection of :func:`gnc_jax._src.polish._tangent_bases`)."""
     d = X.shape[0]
     v = X.T + jnp.where(X[0] >= 0, 1.0, -1.0)[:, None] * jnp.eye(d, dtype=X.dtype)[0]
-    H = jnp.eye(d, dtype=X.dtype) - 2.0 * v[:, :, None] * v[:, None, :] / jnp.sum(v * v, axis=1)[:, None, None]
+    H = (
+        jnp.eye(d, dtype=X.dtype)
+        - 2.0 * v[:, :, None] * v[:, None, :] / jnp.sum(v * v, axis=1)[:, None, None]
+    )
     return H[:, :, 1:]
 
 
@@ -80,7 +83,11 @@ def _newton_direction(X, s, lam, tau, reg):
     # (i, j) of (d - 1) x (d - 1), in the order of the tangent coordinates: one pass over K^2 m^2 entries.
     eye = jnp.eye(K, dtype=bool)[:, None, :, None]
     diag = jnp.einsum("ij,ijm,ijn->imn", D, a, a)[:, :, None, :]
-    cross = D[:, None, :, None] * jnp.transpose(a, (0, 2, 1))[:, :, :, None] * jnp.swapaxes(a, 0, 1)[:, None, :, :]
+    cross = (
+        D[:, None, :, None]
+        * jnp.transpose(a, (0, 2, 1))[:, :, :, None]
+        * jnp.swapaxes(a, 0, 1)[:, None, :, :]
+    )
     A = jnp.where(eye, diag, cross) - b[:, :, None, None] * b[None, None, :, :] / D_sum
     A = A.reshape(K * m, K * m)
     b = b.reshape(-1)

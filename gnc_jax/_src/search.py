@@ -11,8 +11,9 @@ structure instead of the coordinates. Every round, each member of a population o
    their nearest point (the point farthest from all others; for d = 3 a circumcentre of the
    convex hull's facets);
 2. **finishes** with a short log-sum-exp anneal (the driver :func:`gnc_jax._src.driver.run_schedule`,
-   ``finish_steps``; 1000 at d = 3 above K = 64, :meth:`SearchSettings.finish_for`) and, at d = 3, the interior-point solve of the local problem
-   (:mod:`gnc_jax._src.interior`, ``interior_iters`` Newton steps), which ends at the exact local
+   ``finish_steps``; 1000 at d = 3 above K = 64, :meth:`SearchSettings.finish_for`) and, at d = 3,
+   the interior-point solve of the local problem (:mod:`gnc_jax._src.interior`, ``interior_iters``
+   Newton steps), which ends at the exact local
    optimum (to 1e-10, relative) for ~95% of the members; the better of the two is kept. Above d = 3
    (``interior_max_d``) the moved points first make room for themselves: the overlap penalty
    sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2 is minimised with Riemannian Adam at a target chord
@@ -29,8 +30,9 @@ their local optima. The anneal alone leaves them 1e-6..2e-4 (relative chord) bel
 optima differ by 2e-6 at K = 110: the judge was noise, and the search kept moves for their luck in
 the finish. Judged at exact local optima (and without the relaxation, which at d = 3 did no better:
 K = 110 reached the best-known code from seed 0 only without it), the search reaches the best-known
-code at K = 110, which it missed before at every budget (docs/results.md). Above d = 3 the Newton system ((d - 1) K unknowns) costs more than the budget
-allows; there exact unpolished chords decide, and the caller polishes the result.
+code at K = 110, which it missed before at every budget (docs/results.md). Above d = 3 the Newton
+system ((d - 1) K unknowns) costs more than the budget allows; there exact unpolished chords decide,
+and the caller polishes the result.
 
 **Symmetric starts** (d = 3, :mod:`gnc_jax._src.symmetric`): where K is a union of orbits of a
 rotation group (:meth:`SearchSettings.symmetric_groups_for`: the icosahedral group I up to K = 64;
