@@ -13,9 +13,9 @@ from conftest import random_configuration
 
 from gnc_jax._src.driver import geometric, retract, riemannian_adam, run_schedule
 from gnc_jax._src.geometry import tammes_margin
-from gnc_jax._src.interior import interior_point, tangent_bases
+from gnc_jax._src.interior import interior_point
 from gnc_jax._src.objectives import TAMMES
-from gnc_jax._src.polish import _tangent_bases, polish
+from gnc_jax._src.polish import polish
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -96,8 +96,3 @@ def test_a_batch_is_solved_as_each_member_alone():
         alone = solved(W, 40)
         np.testing.assert_allclose(Y.T @ Y, alone.T @ alone, atol=1e-9)
         assert tammes_margin(Y) == pytest.approx(tammes_margin(alone), rel=1e-12)
-
-
-def test_tangent_bases_are_the_polishs():
-    W = random_configuration(0, 5, 9)
-    np.testing.assert_allclose(np.asarray(tangent_bases(jnp.asarray(W))), _tangent_bases(W), atol=1e-15)

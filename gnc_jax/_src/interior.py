@@ -31,20 +31,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from gnc_jax._src.sphere import tangent_bases
+
 # Step lengths tried along each Newton direction (the longest acceptable one is taken).
 STEP_LENGTHS = (1.0, 0.7, 0.4, 0.2, 0.1, 0.04, 0.01)
-
-
-def tangent_bases(X: jax.Array) -> jax.Array:
-    """(K, d, d - 1): an orthonormal basis of the tangent space at each column of X (the Householder
-    reflection of :func:`gnc_jax._src.polish._tangent_bases`)."""
-    d = X.shape[0]
-    v = X.T + jnp.where(X[0] >= 0, 1.0, -1.0)[:, None] * jnp.eye(d, dtype=X.dtype)[0]
-    H = (
-        jnp.eye(d, dtype=X.dtype)
-        - 2.0 * v[:, :, None] * v[:, None, :] / jnp.sum(v * v, axis=1)[:, None, None]
-    )
-    return H[:, :, 1:]
 
 
 def _moved(X, B, u):

@@ -25,20 +25,8 @@ from scipy.optimize import linprog
 
 from gnc_jax._src.process import float64
 from gnc_jax._src.objectives import Problem
+from gnc_jax._src.sphere import tangent_bases
 from gnc_jax._src.status import Status
-
-
-def _tangent_bases(X: np.ndarray) -> np.ndarray:
-    """(K, d, d-1): an orthonormal basis of the tangent space at each column of X.
-
-    The Householder reflection H = I - 2 v v^T / |v|^2 with v = x + sign(x_1) e_1 maps e_1 to
-    -sign(x_1) x, so its other d - 1 columns are an orthonormal basis of x's complement.
-    """
-    d, K = X.shape
-    v = X.T.copy()
-    v[:, 0] += np.where(X[0] >= 0, 1.0, -1.0)
-    H = np.eye(d)[None] - 2.0 * v[:, :, None] * v[:, None, :] / np.sum(v * v, axis=1)[:, None, None]
-    return H[:, :, 1:]
 
 
 # Simplex iterations per LP at most, per row and column: the polish's LPs need at most ~9 (measured
@@ -110,7 +98,7 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         T_act = T[rows, cols]
         # Chain rule into tangent coordinates u (per column, d - 1 each).
         blocks = [
-            np.einsum("adk,kde->ake", grads[n], _tangent_bases(X[n])).reshape(len(rows), -1) for n in names
+            np.einsum("adk,kde->ake", grads[n], tangent_bases(X[n])).reshape(len(rows), -1) for n in names
         ]
         A = np.concatenate(blocks, axis=1)
         # Scaled LP (O(1) numbers at every radius): u = r v, |v|_inf <= 1, model (T - f)/r + A v <= s.
@@ -132,7 +120,7 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
             return PolishResult(X, Status.STATIONARY, predicted, "")
         X_new, i = {}, 0
         for n in names:
-            B = _tangent_bases(X[n])
+            B = tangent_bases(X[n])
             cols = X[n].shape[1]
             step = np.einsum("kde,ke->dk", B, u[i : i + cols * (d - 1)].reshape(cols, d - 1))
             Y = X[n] + step

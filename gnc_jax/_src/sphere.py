@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def normalize_columns(W: jax.Array) -> jax.Array:
@@ -23,6 +24,20 @@ def random_points(key: jax.Array, d: int, K: int, dtype=jnp.float64) -> jax.Arra
 def tangent_project(W: jax.Array, G: jax.Array) -> jax.Array:
     """Project an ambient direction G onto the tangent space of OB(d, K) at W, column by column."""
     return G - W * jnp.sum(W * G, axis=0, keepdims=True)
+
+
+def tangent_bases(W):
+    """(K, d, d - 1): an orthonormal basis of the tangent space at each column of W.
+
+    The Householder reflection H = I - 2 v v^T / |v|^2 with v = w + sign(w_1) e_1 maps e_1 to
+    -sign(w_1) w, so its other d - 1 columns are an orthonormal basis of w's complement. Computed
+    by numpy for a numpy W (the host polish), by jax.numpy otherwise (inside compiled code)."""
+    xp = np if isinstance(W, np.ndarray) else jnp
+    d = W.shape[0]
+    eye = xp.eye(d, dtype=W.dtype)
+    v = W.T + xp.where(W[0] >= 0, 1.0, -1.0)[:, None] * eye[0]
+    H = eye - 2.0 * v[:, :, None] * v[:, None, :] / xp.sum(v * v, axis=1)[:, None, None]
+    return H[:, :, 1:]
 
 
 def retract(W: jax.Array, V: jax.Array) -> jax.Array:
