@@ -100,7 +100,8 @@ class SearchSettings(ValidatedSettings):
 
     Attributes:
       population: configurations searched in parallel (the restart axis: what an accelerator buys).
-      rounds: search rounds at most (0: none) for K <= 50 at d = 3; fewer above (:meth:`rounds_for`).
+      rounds: search rounds at most (0: none): the cap for K <= 50 at d = 4..6; fewer at larger K,
+        at d = 3 and above d = 6 (:meth:`rounds_for`).
       patience: stop after this many rounds without a gain of the best chord by more than
         1e-10 (relative).
       restart_after: a fresh population after this many rounds without such a gain (0: never).
@@ -212,12 +213,15 @@ class SearchSettings(ValidatedSettings):
         (90 rounds at K = 50, 43 at K = 64, 55 at K = 80, 15 at K = 130) leave ~25 s of each budget
         to the rest of the process.
 
-        Above, ``rounds`` scaled by (50 / K)^3 up to K = 64 and by (50 / 64)^3 (64 / K)^(5/2)
-        beyond, and by (3 / d)^2: there a round also runs the overlap relaxation."""
+        Above (d >= 4), ``rounds`` scaled by (50 / K)^3 up to K = 64 and by (50 / 64)^3
+        (64 / K)^(5/2) beyond, and by 6 / d above d = 6: measured with the cap lifted (seed 0, K = 50
+        and 64, d = 4..8, patience on), the last gain came at rounds 54..96 at K = 64 and up to 85
+        at K = 50, beyond the former caps (15..54 rounds); with the patience off, 200 rounds at
+        (8, 50) took 58 s whole process and 95 at (8, 64) 46 s, hence 150 and 71 rounds at d = 8."""
         if self.exact_for(d):
             scale = 0.45 * min(1.0, (50 / K) ** 3) * (2.5 if K > 64 else 1.0)
         else:
-            scale = min(1.0, (50 / min(K, 64)) ** 3 * (64 / max(K, 64)) ** 2.5) * min(1.0, 3 / d) ** 2
+            scale = min(1.0, (50 / min(K, 64)) ** 3 * (64 / max(K, 64)) ** 2.5) * min(1.0, 6 / d)
         return self.rounds if scale >= 1.0 else min(self.rounds, max(15, round(self.rounds * scale)))
 
     def energy_members_for(self, d: int) -> int:
