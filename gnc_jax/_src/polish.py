@@ -96,10 +96,9 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         rows, cols = np.nonzero(off & (f - 8 * np.sqrt(d - 1) * r - 1e-12 <= T))
         grads = problem.term_grads(X, rows, cols)
         T_act = T[rows, cols]
-        # Chain rule into tangent coordinates u (per column, d - 1 each).
-        blocks = [
-            np.einsum("adk,kde->ake", grads[n], tangent_bases(X[n])).reshape(len(rows), -1) for n in names
-        ]
+        # Chain rule into tangent coordinates u (per column, d - 1 each); the same bases move X below.
+        bases = {n: tangent_bases(X[n]) for n in names}
+        blocks = [np.einsum("adk,kde->ake", grads[n], bases[n]).reshape(len(rows), -1) for n in names]
         A = np.concatenate(blocks, axis=1)
         # Scaled LP (O(1) numbers at every radius): u = r v, |v|_inf <= 1, model (T - f)/r + A v <= s.
         # Only the coordinates some candidate term depends on enter it, as a sparse matrix (a term
@@ -120,9 +119,8 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
             return PolishResult(X, Status.STATIONARY, predicted, "")
         X_new, i = {}, 0
         for n in names:
-            B = tangent_bases(X[n])
             cols = X[n].shape[1]
-            step = np.einsum("kde,ke->dk", B, u[i : i + cols * (d - 1)].reshape(cols, d - 1))
+            step = np.einsum("kde,ke->dk", bases[n], u[i : i + cols * (d - 1)].reshape(cols, d - 1))
             Y = X[n] + step
             X_new[n] = Y / np.linalg.norm(Y, axis=0)
             i += cols * (d - 1)
