@@ -21,9 +21,13 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-6)
     args = ap.parse_args()
     others = [p for p in args.others if p != args.store]
-    table = {store.row_key(r): r for r in store.best(store.load(others))}
+    try:
+        table = {store.row_key(r): r for r in store.best(store.load(others))}
+        judged = store.best(store.load([args.store]))
+    except store.StoreError as e:
+        ap.error(str(e))
     verdicts = Counter()
-    for r in store.best(store.load([args.store])):
+    for r in judged:
         col, _ = store.SCORE[r["problem"]]
         rival = table.get(store.row_key(r))
         if rival is None:

@@ -214,26 +214,29 @@ def write_table(data):
     (RESULTS / "tammes_search.md").write_text("\n".join(lines) + "\n")
 
 
+def int_list(text):
+    """'4,5,6' -> [4, 5, 6] (argparse reports a bad one by the argument's name)."""
+    return [int(x) for x in text.split(",")]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", choices=["dev", "curve", "higher"], required=True)
     ap.add_argument(
-        "--K", default=None, help="dev: only these K; curve: the K (default 35,50,60); higher: 50,64"
+        "--K", type=int_list, help="dev: only these K; curve: the K (default 35,50,60); higher: 50,64"
     )
-    ap.add_argument("--d", default="4,5,6,7,8", help="higher: the dimensions")
-    ap.add_argument("--populations", default="8,16,32")
-    ap.add_argument("--moves", default="3,0", help="0: the default max(6, K // 8)")
-    ap.add_argument("--seeds", default="0,1")
+    ap.add_argument("--d", type=int_list, default=[4, 5, 6, 7, 8], help="higher: the dimensions")
+    ap.add_argument("--populations", type=int_list, default=[8, 16, 32])
+    ap.add_argument("--moves", type=int_list, default=[3, 0], help="0: the default max(6, K // 8)")
+    ap.add_argument("--seeds", type=int_list, default=[0, 1])
     ap.add_argument("--rounds", type=int, default=100)
     a = ap.parse_args()
-    Ks = [int(k) for k in a.K.split(",")] if a.K else None
     if a.part == "dev":
-        part_dev(Ks)
+        part_dev(a.K)
     elif a.part == "higher":
-        part_higher([int(d) for d in a.d.split(",")], Ks or [50, 64])
+        part_higher(a.d, a.K or [50, 64])
     else:
-        ints = lambda t: [int(x) for x in t.split(",")]
-        part_curve(Ks or [35, 50, 60], ints(a.populations), ints(a.moves), ints(a.seeds), a.rounds)
+        part_curve(a.K or [35, 50, 60], a.populations, a.moves, a.seeds, a.rounds)
 
 
 if __name__ == "__main__":
