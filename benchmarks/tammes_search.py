@@ -15,15 +15,24 @@ Three parts, all written to benchmarks/results/tammes_search.json (and a table, 
 * ``--part higher``: both problems at d = 4..8 (default K = 50, 64), one fresh default
   ``gnc-jax solve`` process per (problem, d, K): certified value, status and whole-process time
   against the 60 s budget.
+* ``--part population``: the restart axis, the knob that scales on accelerators. One fresh
+  ``gnc-jax solve`` process per population size (``--knob search-population``: the search's
+  population; ``--knob restarts``: the annealer's restarts, for pairs the search does not run) with
+  an optional ``--time-limit``: certified value against the best row of the table's stores
+  (benchmarks/results/table), rounds run, seconds a round and whole-process time, on the device
+  the process sees (rows are kept per device).
 
 Usage: python benchmarks/tammes_search.py --part dev [--K 15,20]
        python benchmarks/tammes_search.py --part curve
        python benchmarks/tammes_search.py --part higher [--d 4,8] [--K 50,64]
+       python benchmarks/tammes_search.py --part population --problem tammes --d 3 --K 122 \
+           --populations 32,4096 [--knob search-population] [--time-limit 60]
 """
 
 import argparse
 import csv
 import json
+import re
 import subprocess
 import sys
 import time
@@ -50,16 +59,18 @@ def save(data):
     OUT.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def solve_cli(problem, d, K, *extra):
-    """One fresh ``gnc-jax solve`` process with default settings: its JSON solution, whole-process
-    wall time (start-up and compilation included) and its last search progress line."""
-    cli = str(Path(sys.executable).with_name("gnc-jax"))
+def solve_cli(problem, d, K, *extra, timeout=None):
+    """One fresh ``gnc-jax solve`` process (``python -m gnc_jax``, the same program as the
+    ``gnc-jax`` script) with default settings: its JSON solution, whole-process wall time (start-up
+    and compilation included) and its last search progress line."""
     t = time.perf_counter()
     out = subprocess.run(
-        [cli, "solve", problem, "--d", str(d), "--K", str(K), "--format", "json", *extra],
+        [sys.executable, "-m", "gnc_jax", "solve", problem, "--d", str(d), "--K", str(K), "--format", "json"]
+        + list(extra),
         capture_output=True,
         text=True,
         check=True,
+        timeout=timeout,
     )
     wall = time.perf_counter() - t
     log = [line for line in out.stderr.splitlines() if line.startswith("search")][-1:]
@@ -81,6 +92,55 @@ def part_higher(ds, Ks):
                 print(json.dumps(row), flush=True)
                 data["higher"] = [rows[k] for k in sorted(rows)]
                 save(data)
+    write_table(data)
+
+
+def device_kind():
+    """The device a fresh process's JAX computes on (asked in a child process: in this one JAX would
+    take the accelerator's memory from the solves)."""
+    code = "import jax; print(jax.devices()[0].device_kind)"
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def table_best(problem, d, K):
+    """The best certified value of (problem, d, K) in the table's stores, or None."""
+    from gnc_jax import store
+
+    col, _ = store.SCORE[problem]
+    rows = store.best(store.load(sorted((RESULTS / "table").glob("*.csv"))))
+    return next((r[col] for r in rows if (r["problem"], r["d"], r["K"]) == (problem, d, K)), None)
+
+
+def part_population(problem, d, Ks, populations, knob, time_limit, timeout):
+    """The restart axis: one fresh process per population size, on the device this machine has."""
+    score = "min_angle_deg" if problem == "tammes" else "rho_one_vs_rest"
+    device = device_kind()
+    data = load()
+    rows = {
+        (r["device"], r["problem"], r["d"], r["K"], r["knob"], r["size"], r["time_limit"]): r
+        for r in data.get("population", [])
+    }
+    for K in Ks:
+        best = table_best(problem, d, K)
+        for P in populations:
+            extra = [f"--{knob}", str(P)] + (["--time-limit", str(time_limit)] if time_limit else [])
+            row = {"device": device, "problem": problem, "d": d, "K": K, "knob": knob, "size": P}
+            row |= {"time_limit": time_limit, "score": score, "table_best": best}
+            try:
+                sol, wall, log = solve_cli(problem, d, K, *extra, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                row |= {"value": None, "wall_s": None, "timed_out": timeout}
+            else:
+                m = re.search(r"round (\d+)/\d+ .*?, ([\d.]+) s,", log[0]) if log else None
+                rounds, search_s = (int(m[1]), float(m[2])) if m else (None, None)
+                row |= {"value": sol[score], "status": sol["status"], "wall_s": round(wall, 1)}
+                row |= {"rounds": rounds, "s_per_round": round(search_s / rounds, 2) if rounds else None}
+            rows[tuple(row[k] for k in ("device", "problem", "d", "K", "knob", "size", "time_limit"))] = row
+            print(json.dumps(row), flush=True)
+            data["population"] = list(rows.values())
+            save(data)
     write_table(data)
 
 
@@ -189,6 +249,24 @@ def write_table(data):
                 f"| {r['problem']} | {r['d']} | {r['K']} | {r['score']} {r['value']:.9f} | {r['status']} | "
                 f"{r['wall_s']} ({r['budget_s']}) |"
             )
+    if "population" in data:
+        lines += [
+            "",
+            "The restart axis (`--part population`): one fresh `gnc-jax solve` process per size of the knob, "
+            "against the best row of the table's stores.",
+            "",
+            "| device | problem | d | K | knob | size | time limit s | certified | table's best | rounds | "
+            "s per round | wall s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in data["population"]:
+            value = "timed out" if r["value"] is None else f"{r['value']:.9f}"
+            best = "-" if r["table_best"] is None else f"{r['table_best']:.9f}"
+            lines.append(
+                f"| {r['device']} | {r['problem']} | {r['d']} | {r['K']} | {r['knob']} | {r['size']} | "
+                f"{r['time_limit'] or '-'} | {value} | {best} | {r.get('rounds') or '-'} | "
+                f"{r.get('s_per_round') or '-'} | {r['wall_s'] or r.get('timed_out')} |"
+            )
     if "curve" in data:
         c = data["curve"]
         lines += [
@@ -221,12 +299,18 @@ def int_list(text):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=["dev", "curve", "higher"], required=True)
+    ap.add_argument("--part", choices=["dev", "curve", "higher", "population"], required=True)
     ap.add_argument(
         "--K", type=int_list, help="dev: only these K; curve: the K (default 35,50,60); higher: 50,64"
     )
-    ap.add_argument("--d", type=int_list, default=[4, 5, 6, 7, 8], help="higher: the dimensions")
-    ap.add_argument("--populations", type=int_list, default=[8, 16, 32])
+    ap.add_argument(
+        "--d", type=int_list, default=None, help="higher: the dimensions (4..8); population: one d (3)"
+    )
+    ap.add_argument("--populations", type=int_list, default=None, help="curve: 8,16,32; population: 32,4096")
+    ap.add_argument("--problem", choices=["tammes", "softmax-code"], default="tammes", help="population")
+    ap.add_argument("--knob", choices=["search-population", "restarts"], default="search-population")
+    ap.add_argument("--time-limit", type=float, default=None, help="population: the solve's --time-limit")
+    ap.add_argument("--timeout", type=float, default=None, help="population: seconds a process at most")
     ap.add_argument("--moves", type=int_list, default=[3, 0], help="0: the default max(6, K // 8)")
     ap.add_argument("--seeds", type=int_list, default=[0, 1])
     ap.add_argument("--rounds", type=int, default=100)
@@ -234,9 +318,15 @@ def main():
     if a.part == "dev":
         part_dev(a.K)
     elif a.part == "higher":
-        part_higher(a.d, a.K or [50, 64])
+        part_higher(a.d or [4, 5, 6, 7, 8], a.K or [50, 64])
+    elif a.part == "population":
+        if a.d is not None and len(a.d) != 1:
+            ap.error("argument --d: population takes one d")
+        d = a.d[0] if a.d else 3
+        populations = a.populations or [32, 4096]
+        part_population(a.problem, d, a.K or [122], populations, a.knob, a.time_limit, a.timeout)
     else:
-        part_curve(a.K or [35, 50, 60], a.populations, a.moves, a.seeds, a.rounds)
+        part_curve(a.K or [35, 50, 60], a.populations or [8, 16, 32], a.moves, a.seeds, a.rounds)
 
 
 if __name__ == "__main__":
