@@ -1,6 +1,6 @@
 """The Tammes search against the development set of best-known codes (d = 3, K = 15..130).
 
-Three parts, all written to benchmarks/results/tammes_search.json (and a table, tammes_search.md):
+Four parts, all written to benchmarks/results/tammes_search.json (and a table, tammes_search.md):
 
 * ``--part dev``: for every K of ``shared/reference/tammes_d3_dev.csv``, one fresh process runs
   ``gnc-jax solve tammes --d 3 --K K`` with default settings; we record its whole-process wall time
@@ -119,10 +119,8 @@ def part_population(problem, d, Ks, populations, knob, time_limit, timeout):
     score = "min_angle_deg" if problem == "tammes" else "rho_one_vs_rest"
     device = device_kind()
     data = load()
-    rows = {
-        (r["device"], r["problem"], r["d"], r["K"], r["knob"], r["size"], r["time_limit"]): r
-        for r in data.get("population", [])
-    }
+    key = lambda r: tuple(r[k] for k in ("device", "problem", "d", "K", "knob", "size", "time_limit"))
+    rows = {key(r): r for r in data.get("population", [])}
     for K in Ks:
         best = table_best(problem, d, K)
         for P in populations:
@@ -138,7 +136,7 @@ def part_population(problem, d, Ks, populations, knob, time_limit, timeout):
                 rounds, search_s = (int(m[1]), float(m[2])) if m else (None, None)
                 row |= {"value": sol[score], "status": sol["status"], "wall_s": round(wall, 1)}
                 row |= {"rounds": rounds, "search_s": search_s}
-            rows[tuple(row[k] for k in ("device", "problem", "d", "K", "knob", "size", "time_limit"))] = row
+            rows[key(row)] = row
             print(json.dumps(row), flush=True)
             data["population"] = list(rows.values())
             save(data)
@@ -302,7 +300,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", choices=["dev", "curve", "higher", "population"], required=True)
     ap.add_argument(
-        "--K", type=int_list, help="dev: only these K; curve: the K (default 35,50,60); higher: 50,64"
+        "--K",
+        type=int_list,
+        help="dev: only these K; curve: the K (default 35,50,60); higher: 50,64; population: 122",
     )
     ap.add_argument(
         "--d", type=int_list, default=None, help="higher: the dimensions (4..8); population: one d (3)"
