@@ -12,7 +12,7 @@ from conftest import DATA, known_tammes
 import gnc_jax
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.polish import polish
-from gnc_jax._src.search import SearchSettings, angle_deg, energy_codes, search_tammes
+from gnc_jax._src.search import SearchSettings, angle_deg, energy_codes, search_tammes, split_overrides
 
 SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600)
 
@@ -215,6 +215,20 @@ def test_energy_members_cross_seed_the_softmax_code_without_the_tammes_search():
     assert alone.rho_one_vs_rest < rho - 1e-3
     assert seeded.rho_one_vs_rest == pytest.approx(rho, abs=1e-12)
     assert seeded.min_angle_deg == pytest.approx(36.0, abs=1e-9)
+
+
+def test_restarts_set_the_search_population_unless_it_is_given():
+    # One restart axis: restarts=R sizes the search's population too, search_population wins, and a
+    # bad restarts value is left to SolverSettings, which names it.
+    assert split_overrides({"restarts": 64, "steps": 5}) == ({"population": 64}, {"restarts": 64, "steps": 5})
+    assert split_overrides({"restarts": 64, "search_population": 8})[0] == {"population": 8}
+    assert split_overrides({"restarts": -1})[0] == {} and split_overrides({"steps": 5})[0] == {}
+    tiny = dict(seed=0, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
+    tiny |= dict(search_finish_steps=50, search_interior_iters=5)
+    assert gnc_jax.solve_tammes(3, 13, restarts=4, **tiny).restarts == 4  # the population it searched
+    assert gnc_jax.solve_tammes(3, 13, restarts=4, search_population=6, **tiny).restarts == 6
+    with pytest.raises(ValueError, match="restarts"):
+        gnc_jax.solve_tammes(3, 13, restarts=-1, **tiny)
 
 
 def test_the_softmax_code_runs_the_tammes_search_where_its_budget_allows():

@@ -113,8 +113,9 @@ def _solver_arguments(parser) -> None:
         "--restarts",
         type=_int_at_least("restarts", 1),
         default=None,
-        help="random starts per pair of the annealer (default: sized by the pair, 64 for small pairs, "
-        "at least 8); the global search's population is --search-population",
+        help="random starts per pair: the annealer's restarts and, unless --search-population is given, "
+        "the global search's population (default: sized by the pair, 64 for small pairs, at least 8; "
+        "the search: 32)",
     )
     parser.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     parser.add_argument(
@@ -137,8 +138,8 @@ def _search_arguments(parser) -> None:
         "--search-population",
         type=_int_at_least("search-population", 1),
         default=None,
-        help="configurations the search moves in parallel (default 32): the restart axis of searched "
-        "pairs, what an accelerator buys (4096 on one H200: docs/results.md)",
+        help="configurations the search moves in parallel (default: --restarts if given, else 32): the "
+        "restart axis of searched pairs, what an accelerator buys (4096 on one H200: docs/results.md)",
     )
 
 

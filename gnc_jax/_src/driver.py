@@ -89,8 +89,9 @@ class SolverSettings(ValidatedSettings):
 
     Attributes:
       restarts: independent random starts per (d, K) pair (the population of basin hopping); 0
-        (the default) sizes it by the pair (:meth:`restarts_for`). On an accelerator, more restarts
-        cost about the same wall time: that is where ``restarts=4096`` buys quality.
+        (the default) sizes it by the pair (:meth:`restarts_for`). Given as a keyword override, it
+        also sets the global search's population (:func:`gnc_jax._src.search.split_overrides`). On
+        an accelerator that is where ``restarts=4096`` buys quality (docs/results.md).
       steps: steps of the main continuation.
       t_start, t_end: temperatures of the main continuation (geometric schedule).
       learning_rate: Adam step per unit temperature (step size = learning_rate * t).

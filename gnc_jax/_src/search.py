@@ -286,9 +286,15 @@ def angle_deg(chord: float) -> float:
 
 def split_overrides(overrides: dict) -> tuple[dict, dict]:
     """Keyword overrides split into :class:`SearchSettings` fields (given as ``search_<field>``) and
-    the rest (solver settings)."""
+    the rest (solver settings). Given ``restarts`` (> 0) also set the search's ``population`` unless
+    ``search_population`` is given: one restart axis, whichever solver a pair gets (on an H200,
+    ``restarts=4096`` lifts d = 3, K = 122 above every CPU run's code within the budget)."""
     search = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
-    return search, {k: v for k, v in overrides.items() if not k.startswith("search_")}
+    rest = {k: v for k, v in overrides.items() if not k.startswith("search_")}
+    restarts = rest.get("restarts")
+    if isinstance(restarts, int) and not isinstance(restarts, bool) and restarts > 0:
+        search.setdefault("population", restarts)  # a bad value is refused by name by SolverSettings
+    return search, rest
 
 
 def _chords2(X):
