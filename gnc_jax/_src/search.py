@@ -99,7 +99,9 @@ class SearchSettings(ValidatedSettings):
     """Settings of the iterated hole search (plain values, validated; errors name the field).
 
     Attributes:
-      population: configurations searched in parallel (the restart axis: what an accelerator buys).
+      population: configurations searched in parallel (the restart axis: what an accelerator buys;
+        the solvers' ``restarts`` keyword sets it too unless ``search_population`` is given,
+        :func:`split_overrides`).
       rounds: search rounds at most (0: none): the cap for K <= 50 at d = 4..6; fewer at larger K,
         at d = 3 and above d = 6 (:meth:`rounds_for`).
       patience: stop after this many rounds without a gain of the best chord by more than
