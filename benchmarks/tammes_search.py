@@ -105,24 +105,24 @@ def device_kind():
     ).stdout.strip()
 
 
-def table_best(problem, d, K):
-    """The best certified value of (problem, d, K) in the table's stores, or None."""
+def table_best(problem):
+    """The score column of ``problem`` and {(d, K): its best certified value in the table's stores}."""
     from gnc_jax import store
 
     col, _ = store.SCORE[problem]
     rows = store.best(store.load(sorted((RESULTS / "table").glob("*.csv"))))
-    return next((r[col] for r in rows if (r["problem"], r["d"], r["K"]) == (problem, d, K)), None)
+    return col, {(r["d"], r["K"]): r[col] for r in rows if r["problem"] == problem}
 
 
 def part_population(problem, d, Ks, populations, knob, time_limit, timeout):
     """The restart axis: one fresh process per population size, on the device this machine has."""
-    score = "min_angle_deg" if problem == "tammes" else "rho_one_vs_rest"
+    score, table = table_best(problem)
     device = device_kind()
     data = load()
     key = lambda r: tuple(r[k] for k in ("device", "problem", "d", "K", "knob", "size", "time_limit"))
     rows = {key(r): r for r in data.get("population", [])}
     for K in Ks:
-        best = table_best(problem, d, K)
+        best = table.get((d, K))
         for P in populations:
             extra = [f"--{knob}", str(P)] + (["--time-limit", str(time_limit)] if time_limit else [])
             row = {"device": device, "problem": problem, "d": d, "K": K, "knob": knob, "size": P}
