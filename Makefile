@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test docs bench lint clean
+.PHONY: demo test test-all docs check-claims bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,12 +28,25 @@ $(VENV)/.bench: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.demo
 	$(BIN)/gnc-jax demo --out demo_out
 
+# The fast tier (the README's test command): every module's tests but those marked slow, with XLA's
+# -O0 backend (compiles faster). `make test-all` is the same command over the full suite (CI).
+TIER ?= -m "not slow"
+TIER_XLA ?= --xla_backend_optimization_level=0
 test: $(VENV)/.test
-	$(BIN)/python -m pytest -n 2 --durations=15 tests
+	$(if $(strip $(TIER_XLA) $(XLA_FLAGS)),XLA_FLAGS="$(strip $(TIER_XLA) $(XLA_FLAGS))") \
+	  $(BIN)/python -m pytest -n 2 --durations=15 $(TIER) tests
+
+# The full suite: every test, notebooks included, at XLA's default (production) optimisation level.
+test-all:
+	$(MAKE) test TIER= TIER_XLA=
 
 # The documentation site (MkDocs Material + mkdocstrings + mkdocs-jupyter) into site/; warnings are errors.
 docs: $(VENV)/.docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The README's headline numbers against the committed outputs they quote.
+check-claims: $(VENV)/.test
+	$(BIN)/python benchmarks/check_claims.py
 
 bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/bench_solvers.py

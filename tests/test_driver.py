@@ -76,9 +76,16 @@ def test_polish_iterations_fall_with_the_square_of_the_lp_size():
     full = POLISH_FULL_UNKNOWNS
     # all iterations for every Tammes polish at d = 3 up to K = 130 and softmax code (W and H) up to 85
     assert [s.polish_iters_for(u) for u in (1, 2 * 130, 2 * 2 * 85, full)] == [s.lp_polish_iters] * 4
-    # above, iterations x unknowns^2 stays at the full polish's (to rounding), at least 20
-    for u in (full + 1, 480, 600, 896, 1000):
-        assert s.polish_iters_for(u) == max(20, round(s.lp_polish_iters * (full / u) ** 2))
+    # above, the polish's cost (iterations x unknowns^2, one LP costing ~ unknowns^2) stays at the full
+    # polish's, to one iteration's rounding, until the floor of 20 iterations; fewer with every unknown
+    budget = s.lp_polish_iters * full**2
+    iters = [s.polish_iters_for(u) for u in range(full, 2000)]
+    assert all(a >= b for a, b in zip(iters, iters[1:]))
+    for u, n in zip(range(full, 2000), iters):
+        if n == 20:  # the floor: the cost budget would allow no more than that
+            assert budget / u**2 <= 20.5, (u, n)
+        else:
+            assert n > 20 and abs(n * u**2 - budget) <= 0.5 * u**2, (u, n)
     assert s.polish_iters_for(480) == 50  # the softmax code at (7, 40): 6 x 80 unknowns
     assert s.polish_iters_for(896) == 20  # (8, 64): 7 x 128
     assert s.replace(lp_polish_iters=5).polish_iters_for(10**6) == 5  # a smaller setting is kept

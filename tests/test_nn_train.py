@@ -103,12 +103,32 @@ def test_training_status_names_the_first_non_finite_value():
         (["--tau-start", "0"], "--tau-start values must be finite and > 0"),
         (["--weight-decay", "-1"], "--weight-decay values must be finite and >= 0"),
         (["--classifier", "fixed", "--classes", "4", "--d", "2", "--assignment", "0,0,1,2"], "permutation"),
+        (["--classifier", "fixed", "--d", "2", "--assignment", "0,1,2,3"], "permutation of 0..9"),
     ],
 )
-def test_verify_network_bad_input(tmp_path, capsys, argv, match):
+def test_verify_network_bad_input(tmp_path, capsys, monkeypatch, argv, match):
+    # Exit 2 means nothing was computed: neither the softmax code's solve nor training ran.
+    from gnc_jax._src import batch
+    from gnc_jax.nn import verify
+
+    ran = []
+    monkeypatch.setattr(batch, "solve_softmax_code", lambda *a, **k: ran.append("solve"))
+    monkeypatch.setattr(verify, "train", lambda *a, **k: ran.append("train"))
     rc = cli.main(["verify-network", "--out", str(tmp_path / "x"), "--epochs", "1", *argv])
     err = capsys.readouterr().err
     assert rc == 2 and match in err and len(err.strip().splitlines()) == 1
+    assert ran == []
+
+
+def test_a_bad_assignment_is_refused_by_the_api_before_the_solve(monkeypatch):
+    from gnc_jax._src import batch
+    from gnc_jax.nn import verify
+
+    monkeypatch.setattr(batch, "solve_softmax_code", lambda *a, **k: pytest.fail("solved before checking"))
+    with pytest.raises(ValueError, match="assignment must be a permutation of 0..3"):
+        verify.verify_network("digits", d=2, classes=4, classifier="fixed", assignment=[0, 0, 1, 2])
+    with pytest.raises(ValueError, match="assignment applies to the fixed classifier only"):
+        verify.verify_network("digits", d=2, classes=4, assignment=[0, 1, 2, 3])
 
 
 def test_square_assignments_are_the_three_antipodal_pairings():

@@ -45,3 +45,55 @@ def test_both_lp_paths_reach_the_dual_simplexs_optimum(rows, cols, above):
     reference = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs-ds")
     assert lp.status == 0 and reference.status == 0
     assert lp.fun == pytest.approx(reference.fun, rel=1e-9, abs=1e-12)
+
+
+def _perturbed(W, seed, size):
+    rng = np.random.default_rng(seed)
+    W = W + size * rng.standard_normal(W.shape)
+    return W / np.linalg.norm(W, axis=0)
+
+
+def test_a_perturbed_octahedron_is_polished_back_to_a_stationary_point():
+    # Stationary side: the octahedron (max cos 0, Tammes optimum for K = 6 = 2d) from 1e-3 away.
+    from gnc_jax._src.objectives import TAMMES
+    from gnc_jax._src.status import Status
+
+    octahedron = np.hstack([np.eye(3), -np.eye(3)])
+    res = polish.polish(TAMMES, {"W": _perturbed(octahedron, 0, 1e-3)})
+    W = res.params["W"]
+    assert (
+        res.status == Status.STATIONARY and abs(res.residual) <= 16 * np.finfo(float).eps / polish.MIN_RADIUS
+    )
+    assert np.max(W.T @ W - 2 * np.eye(6)) <= 1e-12  # the octahedron's 0, reached
+
+
+def test_a_collapsed_trust_region_with_a_predicted_decrease_is_stalled_not_stationary():
+    # Stalled side: gradients that point the wrong way (and 1e-3 of their size) make the LP predict
+    # a decrease of rate ~1e-3 that no step realises; the trust region shrinks until the predicted
+    # decrease is below float64's resolution of the max. An absolute threshold on the predicted
+    # decrease (not scaled by the radius) would call this stationary.
+    from gnc_jax._src.objectives import TAMMES
+    from gnc_jax._src.status import Status
+
+    def wrong_grads(X, rows, cols):
+        return {k: -1e-3 * v for k, v in TAMMES.term_grads(X, rows, cols).items()}
+
+    W = _perturbed(np.hstack([np.eye(3), -np.eye(3)]), 1, 1e-2)
+    res = polish.polish(TAMMES._replace(term_grads=wrong_grads), {"W": W}, max_iter=500)
+    assert res.status == Status.STALLED and res.residual > 1e-4
+    np.testing.assert_array_equal(res.params["W"], W)  # no step was taken: none decreased the max
+
+
+def test_the_iteration_cap_and_a_failed_lp_are_reported(monkeypatch):
+    from types import SimpleNamespace
+
+    from gnc_jax._src.objectives import TAMMES
+    from gnc_jax._src.status import Status
+
+    W = _perturbed(np.hstack([np.eye(3), -np.eye(3)]), 2, 1e-2)
+    capped = polish.polish(TAMMES, {"W": W}, max_iter=1)
+    assert capped.status == Status.MAX_STEPS and capped.residual > 1e-4
+    fail = SimpleNamespace(status=4, message="numerical difficulties", x=None)
+    monkeypatch.setattr(polish, "_solve_lp", lambda *a: fail)
+    failed = polish.polish(TAMMES, {"W": W})
+    assert failed.status == Status.FAILED and failed.note == "LP: numerical difficulties"

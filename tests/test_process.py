@@ -100,10 +100,10 @@ def test_certifying_from_two_threads_at_once_finishes():
     assert out.stdout.strip() == "finished"
 
 
-def test_compiled_programs_are_released_when_the_memory_maps_crowd(monkeypatch, tmp_path):
+def test_compiled_programs_are_released_when_the_memory_maps_crowd():
     # Linux (CI): every compiled program keeps memory maps; past the threshold the caches are dropped
     # and a jitted function compiles again (counted by its traces); below it nothing happens.
-    from gnc_jax._src import process, sweep
+    from gnc_jax._src import process
 
     traces = []
 
@@ -119,16 +119,77 @@ def test_compiled_programs_are_released_when_the_memory_maps_crowd(monkeypatch, 
     assert process.release_compiled_programs(fraction=1e-9)
     f(jnp.ones(3))
     assert len(traces) == 2
-    # The sweep asks after every finished batch.
-    calls = []
-    monkeypatch.setattr(sweep, "release_compiled_programs", lambda: calls.append(1))
-    budget = dict(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
-    sweep.sweep("tammes", [2], [3, 4], out=tmp_path / "s.csv", seed=0, batch_size=1, progress=None, **budget)
-    assert len(calls) == 2
-    # So does solve_pairs after every searched pair (a call may be given ~100 of them).
-    from gnc_jax._src import batch
 
-    monkeypatch.setattr(batch, "release_compiled_programs", lambda: calls.append(2))
-    search = dict(search_population=4, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
-    gnc_jax.solve_pairs("tammes", [(3, 13), (3, 14)], seed=0, **budget, **search)
-    assert calls.count(2) == 2
+
+BUDGET = dict(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
+SEARCH = dict(search_population=4, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
+
+
+@pytest.mark.parametrize("asked", [False, True], ids=["library default", "release_memory=True"])
+def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
+    # jax.clear_caches() would drop the caller's compiled programs too: a library call asks whether
+    # to release only when the caller said so (the gnc-jax command does). One worker, so that the
+    # sweep's batches finish one at a time and it asks once per batch, whatever the machine's speed.
+    from gnc_jax._src import batch, sweep
+
+    calls = []
+    monkeypatch.setattr(sweep, "release_compiled_programs", lambda: calls.append("sweep"))
+    monkeypatch.setattr(batch, "release_compiled_programs", lambda: calls.append("pair"))
+    out = tmp_path / "s.csv"
+    sweep.sweep(
+        "tammes",
+        [2],
+        [3, 4],
+        out=out,
+        seed=0,
+        batch_size=1,
+        workers=1,
+        progress=None,
+        release_memory=asked,
+        **BUDGET,
+    )
+    gnc_jax.solve_pairs("tammes", [(3, 13), (3, 14)], seed=0, release_memory=asked, **BUDGET, **SEARCH)
+    assert calls == (["sweep", "sweep", "pair", "pair"] if asked else [])
+
+
+USER_SESSION = """
+import jax, jax.numpy as jnp, matplotlib, tempfile
+from unittest import mock
+import gnc_jax
+from gnc_jax._src import cli, process
+matplotlib.use("pdf")  # the user's own backend
+traces = []
+@jax.jit
+def f(x):
+    traces.append(1)
+    return x + 1
+f(jnp.ones(2))
+with mock.patch.object(process, "release_compiled_programs", lambda: jax.clear_caches()), \
+        mock.patch.object(process, "tune_allocator", side_effect=AssertionError("mallopt from main()")):
+    gnc_jax.solve_pairs("tammes", [(3, 13)], seed=0, restarts=2, steps=100, hop_rounds=0,
+                        lp_polish_iters=0, search_population=4, search_rounds=1,
+                        search_symmetric_starts=0, search_init_steps=100)
+    gnc_jax.plots.plot_store([], tempfile.mkdtemp())
+    assert cli.main(["table", "/nonexistent.csv"]) == 2
+f(jnp.ones(2))
+print(len(traces), matplotlib.get_backend())
+"""
+
+
+def test_library_calls_leave_the_callers_caches_backend_and_allocator_alone():
+    # In a fresh process: the caller's jitted function is not traced again after a solve (no
+    # jax.clear_caches), its matplotlib backend is the one it chose, and main() does not call mallopt.
+    out = subprocess.run([sys.executable, "-c", USER_SESSION], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["1", "pdf"]
+
+
+def test_the_command_tunes_the_allocator_and_main_does_not(monkeypatch):
+    from gnc_jax._src import cli, process
+
+    calls = []
+    monkeypatch.setattr(process, "tune_allocator", lambda: calls.append(1))
+    monkeypatch.setattr(sys, "argv", ["gnc-jax", "table", "/nonexistent.csv"])
+    with pytest.raises(SystemExit) as e:
+        cli.program()
+    assert e.value.code == 2 and calls == [1]

@@ -18,6 +18,7 @@ def _fig2(p):
 
 
 @pytest.mark.parametrize("p", [50, 200])
+@pytest.mark.slow
 def test_predicted_accuracy_matches_training_within_sampling_error(p):
     mu, C = _fig2(p)
     pred = rmt.predict_binary(mu, C, GAMMA, N, LAM)
@@ -121,6 +122,7 @@ def test_multiclass_fixed_point_reduces_to_the_binary_one():
     np.testing.assert_allclose(g.mean_W[:, 0] - g.mean_W[:, 1], b.mean_w, atol=2e-3 * np.abs(b.mean_w).max())
 
 
+@pytest.mark.slow
 def test_three_classes_with_unequal_covariances_match_training():
     k, p = 3, 100
     gamma = np.array([0.2, 0.3, 0.5])

@@ -23,6 +23,7 @@ def dev_target(K):
         return {int(r["K"]): float(r["best_known_min_angle_deg"]) for r in csv.DictReader(f)}[K]
 
 
+@pytest.mark.slow
 def test_search_reaches_a_best_known_code_the_annealer_misses():
     # d = 3, K = 25: Sloane's best-known 41.634461243 deg. The annealer with as many restarts stops
     # 0.03 deg below it (measured); the search reaches it by round 5 (measured), here within 10.
@@ -48,6 +49,7 @@ def test_members_are_judged_at_their_exact_local_optimum():
         assert (polished > res.min_chord * (1 + 1e-9)) == raised, iters
 
 
+@pytest.mark.slow
 def test_c2_symmetric_starts_lift_the_search_at_k_49():
     # d = 3, K = 49: the search without symmetric starts (and, measured, the default search before C_2
     # starts were added, seeds 0..3) ends at 29.921425 deg; among 256 annealed C_2-symmetric starts
@@ -60,6 +62,7 @@ def test_c2_symmetric_starts_lift_the_search_at_k_49():
     assert lifted.history[-1][2] == angle_deg(lifted.min_chord)  # the history ends at the result
 
 
+@pytest.mark.slow
 def test_snub_cube_through_the_default_api():
     row = next(r for r in known_tammes() if (r["d"], r["K"]) == (3, 24))
     s = gnc_jax.solve_tammes(3, 24, seed=0, search_population=8, search_rounds=10)
@@ -106,6 +109,7 @@ def test_time_limit_and_interrupt_return_the_best_so_far():
     assert angle_deg(res.min_chord) > 50.0  # a real configuration, not a placeholder
 
 
+@pytest.mark.slow
 def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
     # d = 3, K = 13: the softmax-code annealer alone (small budget) stays below the one-vs-rest
     # margin of the Tammes code (Musin-Tarasov, 57.1367031 deg); cross-seeded, it is not below it.
@@ -119,6 +123,7 @@ def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
     assert crossed.rho_one_vs_rest >= margin_of_tammes - 1e-12
 
 
+@pytest.mark.slow
 def test_cross_seeding_lifts_the_softmax_code_at_d_8():
     # d = 8, K = 22: the softmax-code annealer alone stays 1.9e-2 below the one-vs-rest margin of the
     # Tammes code the search finds (0.8694 against 0.8504 at this budget); with the Tammes search run
@@ -133,6 +138,7 @@ def test_cross_seeding_lifts_the_softmax_code_at_d_8():
     assert crossed.rho_one_vs_rest >= margin_of_tammes - 1e-12
 
 
+@pytest.mark.slow
 def test_initial_configurations_join_the_tammes_solution():
     s = gnc_jax.solve_tammes(3, 13, seed=1, search_rounds=0, restarts=2, hop_rounds=0, steps=50)
     better = gnc_jax.solve_tammes(3, 13, seed=0, search_population=8, search_rounds=10)
@@ -176,6 +182,7 @@ def test_bad_search_input():
             SearchSettings(**{field: value})
 
 
+@pytest.mark.slow
 def test_tammes_from_the_softmax_code_finds_the_24_cell():
     # d = 4, K = 24: the Tammes search alone stops at 58.870 deg (measured with default settings and
     # search_softmax_seed_min_d=0; too slow for a test); the softmax-code annealer finds the 24-cell
@@ -187,6 +194,7 @@ def test_tammes_from_the_softmax_code_finds_the_24_cell():
     assert s.max_cos == pytest.approx(0.5, abs=1e-14) and s.min_angle_deg == pytest.approx(60.0, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_energy_continuation_finds_the_e8_root_system():
     # d = 8, K = 240: the log-sum-exp annealer stops near 55 deg; energy continuation (Riesz s-energy,
     # s = 2 ... 96, then the finish) reaches the kissing configuration of E8 from random starts. Its
@@ -203,6 +211,7 @@ def test_energy_continuation_finds_the_e8_root_system():
         assert all(np.bincount(row, minlength=4).tolist() == [1, 56, 126, 56] for row in nearest)
 
 
+@pytest.mark.slow
 def test_energy_members_cross_seed_the_softmax_code_without_the_tammes_search():
     # d = 4, K = 120 with a tiny annealer budget: the annealer alone misses the 600-cell; the search's
     # energy members (with no Tammes search run: cross_search_max_d = 3 < d) find it, and the reported

@@ -129,6 +129,7 @@ def test_a_failed_rows_reason_is_kept_in_the_store(tmp_path, monkeypatch):
     assert (r["status"], r["status_note"]) == ("failed", "LP polish: infeasible")
 
 
+@pytest.mark.slow
 def test_sigkill_mid_sweep_then_resume(tmp_path):
     out = tmp_path / "codes.csv"
     args = ["sweep", "tammes", "--d", "2:4", "--K", "3:9", "--out", str(out), "--batch", "1", *CLI_BUDGET]
@@ -158,6 +159,7 @@ def free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_hosts_write_shards_that_table_merges(tmp_path):
     """Two processes joined by jax.distributed (two simulated CPU devices each): each solves every
     second instance on its own devices and writes its shard; `table` reads them as one."""

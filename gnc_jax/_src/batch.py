@@ -27,7 +27,7 @@ import numpy as np
 from gnc_jax._src import geometry, metrics, runner
 from gnc_jax._src.process import float64, one_at_a_time, release_compiled_programs
 from gnc_jax._src.progress import step_meter
-from gnc_jax._src.driver import STALLED, STATUS_NAMES, SolverSettings, axis_map, solve_pair
+from gnc_jax._src.driver import STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem, get_problem
 from gnc_jax._src.polish import polish
@@ -56,13 +56,17 @@ class Solution(SolutionCore):
         points with a farther nearest neighbour for Tammes), at tolerance ``rattler_tol``.
       certificate_gap: largest Frank-Wolfe gap of the K QPs (<= 1e-12 certifies the distances).
       status: a :class:`gnc_jax._src.status.Status`: ``optimal`` only where the certified value attains
-        a proven optimum (Theorem 3.3 / :func:`gnc_jax._src.theory.tammes_closed_form`) to 1e-12;
-        otherwise the SLP polish's ``stationary`` (its LP predicts no decrease of the max: first-order
-        conditions), ``stalled``, ``max_steps`` or ``failed``; without the polish the annealer's
-        ``stalled`` (score change <= ``stall_tol``), ``max_steps``; ``nonfinite``.
+        a proven optimum (Theorem 3.3 / :func:`gnc_jax._src.theory.tammes_closed_form`; for HardMax
+        both W's margin and the objective (5) at (W, H)) to 1e-12; otherwise the SLP polish's
+        ``stationary``, ``stalled``, ``max_steps`` or ``failed`` (:func:`gnc_jax._src.polish.polish`);
+        without the polish the annealer's ``stalled`` (score change <= ``stall_tol``) or
+        ``max_steps``, or the global search's (:attr:`gnc_jax._src.search.SearchResult.status`);
+        ``nonfinite``.
       residual: the number that decided the status: the gap to the proven optimum (optimal), the
-        LP's last predicted decrease of the max (polish), or the annealer's last score change.
-      status_note: why an inner solver failed ('' otherwise).
+        LP's predicted decrease per unit trust radius (polish), the annealer's last score change, or
+        the search's relative gain over its last ``patience`` rounds.
+      status_note: why an inner solver failed, or that a search was cut short by ``time_limit`` or
+        Ctrl-C ('' otherwise).
       restarts: population size used.
       hits: how many members of the final population reached the best score to 1e-9.
       wall_s: wall time of the bucket call (compile included) divided among its pairs.
@@ -206,15 +210,19 @@ def _polish_bucket(problem, params, sep, dims, settings):
     return results
 
 
-def _gap_to_proven_optimum(problem: str, d: int, K: int, sep, slot) -> float | None:
+def _gap_to_proven_optimum(problem: str, d: int, K: int, sep, slot, loss=None) -> float | None:
     """How far the certified value is from the proven optimum of the pair (None where none is known):
-    Theorem 3.3's rho for softmax codes and HardMax (compared with the certified lower bound), the
-    closed-form max-cosine for Tammes."""
+    Theorem 3.3's rho for softmax codes (compared with the certified lower bound), the closed-form
+    max-cosine for Tammes; for HardMax the larger of W's gap and that of the objective (5) at (W, H),
+    ``loss``, whose optimum is -rho (Theorem 3.2)."""
     if problem == "tammes":
         best = tammes_closed_form(d, K)
         return None if best is None else float(sep.max_cos[slot]) - best
     closed = softmax_code_closed_form(d, K)
-    return None if closed is None else closed[0] - float(sep.rho_lower[slot])
+    if closed is None:
+        return None
+    gap = closed[0] - float(sep.rho_lower[slot])
+    return gap if loss is None else max(gap, loss + closed[0])
 
 
 def _problem_score(problem: str, sep, slot):
@@ -286,6 +294,7 @@ def solve_pairs(
     time_limit: float | None = None,
     initial: dict | None = None,
     progress=None,
+    release_memory: bool = False,
     **overrides,
 ) -> list[Solution]:
     """Solve ``problem`` for a list of (d, K) pairs, one compiled call per size bucket.
@@ -319,6 +328,9 @@ def solve_pairs(
       progress: a text stream (e.g. ``sys.stderr``) for the search's per-round lines, a line after
         each bucket (pairs done, elapsed, ETA) and, while a bucket's compiled solve runs longer than
         10 s, a line every 10 s (steps done, ETA); or None.
+      release_memory: drop JAX's compilation caches after a searched pair when the process's memory
+        maps near the kernel's limit (:func:`gnc_jax._src.process.release_compiled_programs`; this
+        also drops the caller's compiled programs, so it is off unless asked; ``gnc-jax`` asks).
 
     Returns:
       One `Solution` per pair, in order.
@@ -334,6 +346,7 @@ def solve_pairs(
         runner.positive_ints("K", pair[1])
     pairs = [(int(dd), int(kk)) for dd, kk in pairs]
     key = runner.resolve_key(key, seed)
+    time_limit = runner.time_limit_seconds(time_limit)
     settings = settings or SolverSettings()
     search = search or SearchSettings()
     search_overrides, overrides = split_overrides(overrides)
@@ -376,7 +389,8 @@ def solve_pairs(
                 start = time.perf_counter()
                 energy[i] = energy_codes(dd, kk, jax.random.fold_in(pair_key(dd, kk), 1), search)
                 energy_s[i] = time.perf_counter() - start
-            release_compiled_programs()  # each searched pair compiles programs of its own
+            if release_memory:  # each searched pair compiles programs of its own
+                release_compiled_programs()
     # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
     # and by the restarts the pair gets (so a pair's result does not depend on the rest of the batch).
     solved = set(searched) if problem == "tammes" else set()
@@ -394,8 +408,8 @@ def solve_pairs(
         if members[0] in solved:
             found = searched[members[0]]
             params = {"W": found.W[None].copy()}
-            status, hits, restarts = np.array([STALLED]), [found.hits], search.population
-            residual = np.array([np.nan])
+            statuses, hits, restarts = [found.status], [found.hits], search.population
+            residual = np.array([found.recent_gain])
             K_max = dims[0][1]
         else:
             _, d_max, K_max, restarts = bucket
@@ -408,7 +422,7 @@ def solve_pairs(
             with step_meter(progress, label, settings.schedule_steps):
                 res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
             params = {k: np.array(v) for k, v in params.items()}
-            status = np.array(res.status)
+            statuses = [STATUS_NAMES[int(v)] for v in np.array(res.status)]
             residual = np.array(res.change, np.float64)
             hits = [int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)]
         sep = _certify(params, dims, K_max)
@@ -429,13 +443,13 @@ def solve_pairs(
                     swapped = True
         if swapped:
             sep = _certify(params, dims, K_max)
-        statuses = [STATUS_NAMES[int(v)] for v in status]
-        notes = [""] * len(members)
+        notes = [searched[i].note if i in searched else "" for i in members]  # a search cut short
         if settings.lp_polish_iters:
             polished = _polish_bucket(prob, params, sep, dims, settings)
             for slot, res in enumerate(polished):
                 if res is not None and statuses[slot] != Status.NONFINITE:
-                    statuses[slot], residual[slot], notes[slot] = res.status, res.residual, res.note
+                    statuses[slot], residual[slot] = res.status, res.residual
+                    notes[slot] = "; ".join(filter(None, (notes[slot], res.note)))
             sep = _certify(params, dims, K_max)
         return params, sep, statuses, residual, notes, hits, restarts
 
@@ -480,9 +494,6 @@ def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, n
         ratt = geometry.above_minimum(dist, rattler_tol)
     else:  # bounded certification: certainly rattlers
         ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + rattler_tol)
-    gap = _gap_to_proven_optimum(problem, dd, kk, sep, slot)
-    if gap is not None and gap <= 1e-12 and status != Status.NONFINITE:
-        status, residual = Status.OPTIMAL, max(gap, 0.0)
     extra = {}
     if problem == "hardmax":
         Hi = np.array(params["H"][slot, :dd, : n * kk])
@@ -497,6 +508,9 @@ def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, n
             gnc3=metrics.gnc3(Wi, Hi, labels),
             loss=loss,
         )
+    gap = _gap_to_proven_optimum(problem, dd, kk, sep, slot, extra.get("loss"))
+    if gap is not None and gap <= 1e-12 and status != Status.NONFINITE:
+        status, residual = Status.OPTIMAL, max(gap, 0.0)
     return Solution(
         problem=problem,
         d=dd,

@@ -502,6 +502,7 @@ def cmd_solve(args) -> int:
         seed=args.seed,
         time_limit=args.time_limit,
         progress=None if args.quiet else sys.stderr,
+        release_memory=True,
         **overrides,
     )
     rows = [_row(s) for s in sols]
@@ -517,7 +518,7 @@ def cmd_solve(args) -> int:
 
 def cmd_verify_network(args) -> int:
     from gnc_jax.nn.train import TrainSettings
-    from gnc_jax.nn.verify import verify_network
+    from gnc_jax.nn.verify import check_assignment, verify_network
 
     tau = _single_float(args.tau, "tau")
     settings = TrainSettings(
@@ -529,6 +530,7 @@ def cmd_verify_network(args) -> int:
         if args.classifier != "fixed":
             raise UsageError("--assignment applies to --classifier fixed only")
         assignment = parse_int_spec_ordered(args.assignment, "assignment")
+        check_assignment(assignment, 10 if args.classes is None else args.classes)  # both datasets: 10
     _prepare_dir(args.out)
     res = verify_network(
         args.dataset,
@@ -622,6 +624,10 @@ def cmd_sweep(args) -> int:
         raise UsageError("give both --process-index and --process-count")
     if args.coordinator is not None and not args.distributed:
         raise UsageError("--coordinator needs --distributed")
+    if args.process_count is not None and args.process_index >= args.process_count:
+        raise UsageError(
+            f"--process-index must be < --process-count, got {args.process_index} of {args.process_count}"
+        )
     if args.distributed:  # index and count from the cluster's environment unless given
         import jax
 
@@ -633,8 +639,6 @@ def cmd_sweep(args) -> int:
         index, count = jax.process_index(), jax.process_count()
     else:
         index, count = args.process_index or 0, args.process_count or 1
-    if index >= count:
-        raise UsageError(f"--process-index must be < --process-count, got {index} of {count}")
     rep = sweep(
         args.problem,
         ds,
@@ -649,6 +653,7 @@ def cmd_sweep(args) -> int:
         process_index=index,
         process_count=count,
         progress=None if args.quiet else sys.stderr,
+        release_memory=True,
         **overrides,
     )
     print(
@@ -735,12 +740,20 @@ def cmd_plot(args) -> int:
 
 
 def _run(command, args) -> int:
-    """Run a command as its own program: float64 on and the allocator tuned (gnc_jax.tune_allocator),
-    both scoped to the command, so that calling ``main`` from Python changes no global JAX setting."""
-    from gnc_jax._src.process import float64, tune_allocator
+    """Run a command with float64 on, scoped to the command, so that calling ``main`` from Python
+    changes no global JAX setting."""
+    from gnc_jax._src.process import float64
+
+    return float64(command)(args)
+
+
+def program() -> None:
+    """The ``gnc-jax`` command as its own process: glibc's allocator tuned for it
+    (:func:`gnc_jax.tune_allocator`, process-wide, so not in :func:`main`), then :func:`main`."""
+    from gnc_jax._src.process import tune_allocator
 
     tune_allocator()
-    return float64(command)(args)
+    sys.exit(main())
 
 
 def main(argv=None) -> int:
@@ -784,4 +797,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    program()

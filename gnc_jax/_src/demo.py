@@ -64,12 +64,10 @@ def run(out_dir: str, seed: int = 0, ds=DEMO_DS, Ks=DEMO_KS, settings=None) -> l
 
 
 def _plot(rows, path, examples):
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    fig = Figure(figsize=(15, 4.5))
+    axes = fig.subplots(1, 3)
     ax = axes[0]
     for d in sorted({r["d"] for r in rows}):
         rs = [r for r in rows if r["d"] == d]
@@ -110,4 +108,3 @@ def _plot(rows, path, examples):
     fig.tight_layout()
     fig.savefig(path + ".tmp.png", dpi=100)
     os.replace(path + ".tmp.png", path)
-    plt.close(fig)

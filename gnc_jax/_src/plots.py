@@ -25,10 +25,8 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
     """Write the pictures of the best rows (``store.best``) of ``rows`` (from :func:`store.load`)
     into ``out_dir``; with ``html``, an interactive view (:func:`code_figure_3d`) of every d = 3 code
     drawn beside its PNG. Returns the files written."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # closes code_figure's figures; the rest is drawn without pyplot
+    from matplotlib.figure import Figure
 
     rows = store.best(rows)
     out_dir = Path(out_dir)
@@ -43,7 +41,8 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
 
     sc, tm = _by_d(rows, "softmax-code"), _by_d(rows, "tammes")
     if sc:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig = Figure(figsize=(7, 4.5))
+        ax = fig.subplots()
         for d, rs in sc.items():
             K = np.array([r["K"] for r in rs])
             (line,) = ax.plot(K, [r["rho_one_vs_rest"] for r in rs], "o-", ms=3, label=f"d = {d}")
@@ -58,7 +57,8 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
         ax.legend(fontsize=7, ncol=2)
         save(fig, "rho_vs_K.png")
     if tm:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig = Figure(figsize=(7, 4.5))
+        ax = fig.subplots()
         for d, rs in tm.items():
             ax.plot([r["K"] for r in rs], [r["min_angle_deg"] for r in rs], "o-", ms=3, label=f"d = {d}")
         ax.set_xlabel("K")
@@ -68,7 +68,8 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
         save(fig, "angle_vs_K.png")
     both = {d: rs for d, rs in sc.items() if d in tm}
     if both:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig = Figure(figsize=(7, 4.5))
+        ax = fig.subplots()
         for d, rs in both.items():
             t = {r["K"]: r for r in tm[d]}
             pts = [(r["K"], r["rho_one_vs_rest"] - t[r["K"]]["rho_one_vs_rest"]) for r in rs if r["K"] in t]
@@ -87,7 +88,7 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
                 picks = sorted({round(x) for x in np.linspace(0, len(rs) - 1, min(max_pictures, len(rs)))})
                 rs = [rs[i] for i in picks]
                 if d == 2:
-                    save(_circle_strip(plt, rs), f"{problem}_d2.png")
+                    save(_circle_strip(Figure, rs), f"{problem}_d2.png")
                     continue
                 for r in rs:  # d = 3: one readable picture per code
                     W, ratt, value = stored_code(r)
@@ -110,10 +111,10 @@ def stored_code(row: dict) -> tuple[np.ndarray, list[int], str]:
     return W, rattlers, f"rho {row['rho_one_vs_rest']:.9f}"
 
 
-def _circle_strip(plt, rows):
+def _circle_strip(Figure, rows):
     """The d = 2 codes of ``rows`` side by side on the unit circle (rattlers in red)."""
     n = len(rows)
-    fig = plt.figure(figsize=(2.6 * n, 2.8))
+    fig = Figure(figsize=(2.6 * n, 2.8))
     for i, r in enumerate(rows):
         W, ratt, _ = stored_code(r)
         colors = ["tab:red" if k in ratt else "tab:blue" for k in range(W.shape[1])]

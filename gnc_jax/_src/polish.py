@@ -57,10 +57,18 @@ def _solve_lp(c, A_ub, b_ub, bounds):
     return lp
 
 
+# A predicted decrease within this many roundings of the max (eps max(|f|, 1)) cannot be told from
+# rounding: the linearised problem admits no decrease float64 can see.
+ROUNDING_ULPS = 16
+# The smallest trust radius at which that means stationarity: sqrt(eps), where a step's linearisation
+# error (~ r^2) reaches the rounding of the max. Below it the polish has stalled.
+MIN_RADIUS = float(np.sqrt(np.finfo(np.float64).eps))
+
+
 class PolishResult(NamedTuple):
     params: dict  # the polished configuration (never worse than the given one)
     status: Status  # STATIONARY, STALLED, MAX_STEPS or FAILED (see below)
-    residual: float  # the last LP's predicted decrease of the max (nan if no LP was solved)
+    residual: float  # the last LP's predicted decrease / trust radius (nan if none was solved)
     note: str  # the LP solver's message when it failed, else ''
 
 
@@ -68,10 +76,13 @@ class PolishResult(NamedTuple):
 def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 1e-3) -> PolishResult:
     """SLP polish of one unpadded configuration.
 
-    Status: ``stationary`` when the LP predicts no decrease (<= 1e-16) of the max within the trust
-    region: no first-order descent direction exists (the residual is that prediction); ``stalled``
-    when the trust region collapsed below 1e-15 while the LP still predicted a decrease; ``max_steps``
-    after ``max_iter`` iterations; ``failed`` when HiGHS did not solve an LP (its message is kept).
+    Status, with nu = ``ROUNDING_ULPS`` eps max(|f|, 1) the resolution of the max f: ``stationary``
+    when the LP predicts no decrease above nu within a trust radius r >= ``MIN_RADIUS`` (no
+    first-order descent float64 can see: the rate of decrease is at most nu / r <= 2.4e-7);
+    ``stalled`` when the trust region shrank below ``MIN_RADIUS`` before that; ``max_steps`` after
+    ``max_iter`` iterations; ``failed`` when HiGHS did not solve an LP, or returned a point worse than
+    the zero step by more than nu (the note says which). The residual is the last LP's predicted
+    decrease divided by r: a rate, comparable at every radius.
 
     Args:
       problem: the arrangement problem (its ``terms``; the max over distinct pairs is minimised).
@@ -88,7 +99,7 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         return float(np.max(np.asarray(problem.terms(X))[off]))
 
     f = value(X)
-    r, predicted = radius, float("nan")
+    r, rate = radius, float("nan")
     for _ in range(max_iter):
         T = np.asarray(problem.terms(X))
         # A term depends on at most 3 columns with gradient norm <= 2 each, so a step with
@@ -111,12 +122,15 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         b_ub = (f - T_act) / r
         lp = _solve_lp(c, A_ub, b_ub, [(-1.0, 1.0)] * n_u + [(None, None)])
         if lp.status != 0:
-            return PolishResult(X, Status.FAILED, predicted, f"LP: {lp.message}")
+            return PolishResult(X, Status.FAILED, rate, f"LP: {lp.message}")
         u = np.zeros(A.shape[1])
         u[used] = r * lp.x[:-1]
         predicted = f - np.max(T_act + A @ u)  # the linear model's decrease, evaluated exactly
-        if predicted <= 1e-16:
-            return PolishResult(X, Status.STATIONARY, predicted, "")
+        rate, nu = predicted / r, ROUNDING_ULPS * np.finfo(np.float64).eps * max(abs(f), 1.0)
+        if predicted < -nu:  # the zero step is feasible: the LP was not solved to its tolerance
+            return PolishResult(X, Status.FAILED, rate, f"LP: {predicted:.1e} below the zero step's decrease")
+        if predicted <= nu:
+            return PolishResult(X, Status.STATIONARY if r >= MIN_RADIUS else Status.STALLED, rate, "")
         X_new, i = {}, 0
         for n in names:
             cols = X[n].shape[1]
@@ -129,6 +143,4 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         if f_new < f:
             X, f = X_new, f_new
         r = r * 2 if ratio > 0.75 else r / 4 if ratio < 0.25 else r
-        if r < 1e-15:
-            return PolishResult(X, Status.STALLED, predicted, "")
-    return PolishResult(X, Status.MAX_STEPS, predicted, "")
+    return PolishResult(X, Status.MAX_STEPS, rate, "")

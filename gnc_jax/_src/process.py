@@ -17,15 +17,15 @@
   K=24 benchmark 2.2x (benchmarks/bench_solvers.py). Fixing the mmap threshold at its maximum
   (32 MiB) and keeping up to 256 MiB of freed heap removes that. Skipped off glibc, and when the
   user set either threshold through glibc's environment variables.
-* :func:`release_compiled_programs` (called after each finished batch of a sweep and each searched
-  pair of :func:`gnc_jax.solve_pairs`, which may be given ~100 pairs at once): every
+* :func:`release_compiled_programs` (called, when the caller asks with ``release_memory=True`` as the
+  ``gnc-jax`` command does, after each finished batch of a sweep and each searched pair of
+  :func:`gnc_jax.solve_pairs`, which may be given ~100 pairs at once): every
   compiled XLA:CPU program keeps ~500 memory maps (the search's two programs of one (d, K) at d = 3),
   and JAX keeps every program it compiled. A sweep over ~100 pairs reached Linux's default limit of
   65530 maps per process (``vm.max_map_count``); LLVM then failed with "Cannot allocate memory" and
   the process died (twice, after 57 min and more, in sweeps of d = 3, K up to 130). Dropping JAX's
-  compilation caches once the maps pass half the limit keeps them bounded: a process compiling the
-  search's programs for d = 3, K = 65, 66, ... grew by ~500 maps a pair to 33202 at K = 128, dropped
-  to 1370 there and was at 6957 at K = 140.
+  compilation caches once the maps pass half the limit keeps them bounded. ``jax.clear_caches`` also
+  drops the caller's compiled programs, so a library call does it only when asked.
 """
 
 import ctypes

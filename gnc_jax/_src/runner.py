@@ -81,6 +81,17 @@ def positive_floats(name: str, values, allow_zero: bool = False) -> list[float]:
     return vals
 
 
+def time_limit_seconds(value) -> float | None:
+    """``time_limit`` validated: None (no limit) or a finite number of seconds > 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value > 0:
+        raise InvalidArgument(f"time_limit must be a number of seconds > 0, got {value!r}")
+    if not math.isfinite(value):
+        raise InvalidArgument(f"time_limit must be finite, got {value!r}")
+    return float(value)
+
+
 def resolve_key(key, seed) -> jax.Array:
     """The PRNG key from exactly one of ``key`` (a jax.random key) and ``seed`` (an int >= 0)."""
     if (key is None) == (seed is None):

@@ -79,7 +79,9 @@ from gnc_jax._src.geometry import tammes_margin, validate_configuration
 from gnc_jax._src.interior import interior_point
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.polish import polish
+from gnc_jax._src.runner import time_limit_seconds
 from gnc_jax._src.sphere import normalize_columns
+from gnc_jax._src.status import Status
 from gnc_jax._src.symmetric import symmetric_starts
 
 
@@ -279,6 +281,20 @@ class SearchResult(NamedTuple):
     hits: int  # members of the last population within 1e-9 (relative) of the result's chord
     restarts: int  # fresh populations drawn after the first
     history: tuple  # (round, elapsed_s, best min angle in degrees) after every gain and every 10 rounds
+    recent_gain: float  # relative gain of the best chord over the last ``patience`` rounds (nan: none run)
+
+    @property
+    def status(self) -> Status:
+        """``stalled`` when the patience stopped it (no gain above 1e-10, relative, in ``patience``
+        rounds), else ``max_steps`` (its round cap, ``time_limit`` or Ctrl-C ended it)."""
+        return Status.STALLED if self.stopped_by == "patience" else Status.MAX_STEPS
+
+    @property
+    def note(self) -> str:
+        """Why the search stopped, where a budget the caller set cut it short ('' otherwise)."""
+        if self.stopped_by in ("time_limit", "interrupt"):
+            return f"search stopped by {self.stopped_by} after {self.rounds} rounds"
+        return ""
 
 
 def angle_deg(chord: float) -> float:
@@ -486,8 +502,7 @@ def search_tammes(
       A `SearchResult`. Ctrl-C during the rounds stops the search and returns the best so far.
     """
     s = settings or SearchSettings()
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise InvalidArgument(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+    time_limit = time_limit_seconds(time_limit)
     t0 = time.perf_counter()
     seeds = _check_seeds(seeds, d, K)
 
@@ -508,7 +523,7 @@ def search_tammes(
     k_init, k_rounds = jax.random.split(key)
     X, c = init(k_init, jnp.asarray(seeds), n_seeds)  # the seeds join as they are
     best_W, best = None, -1.0
-    history = []
+    history, best_after = [], []  # best_after[r]: the best chord after round r
     rounds, restarts, last_gain, stopped_by = 0, 0, 0, "rounds"
 
     def take_best():
@@ -536,6 +551,7 @@ def search_tammes(
             )
 
     take_best()
+    best_after.append(best)
     try:
         while rounds < s.rounds_for(d, K):
             if time_limit is not None and time.perf_counter() - t0 >= time_limit:
@@ -554,9 +570,12 @@ def search_tammes(
                 X, c = init(jax.random.fold_in(k_init, restarts), jnp.zeros_like(seeds), 0)
                 if take_best():
                     last_gain = rounds
+            best_after.append(best)
     except KeyboardInterrupt:
         stopped_by = "interrupt"
     searched = best
+    since = best_after[max(0, len(best_after) - 1 - s.patience)]
+    recent_gain = (best_after[-1] - since) / since if len(best_after) > 1 else float("nan")
     for W in rivals:
         chord = tammes_margin(W)
         if chord > best:
@@ -576,4 +595,5 @@ def search_tammes(
         hits=int(np.sum(np.asarray(c) >= best * (1 - 1e-9))),
         restarts=restarts,
         history=tuple(history),
+        recent_gain=recent_gain,
     )

@@ -11,9 +11,10 @@ or a change; see each solution type). The members mean exactly:
   no decrease. Not a proof of optimality.
 * ``stalled``: the iteration stopped making progress (the score changed by less than the tolerance
   over the final phase, or the SLP trust region collapsed) without first-order conditions shown.
-* ``max_steps``: the iteration cap was reached with the residual still above its tolerance; for
-  network training, which runs a fixed number of epochs and has no convergence test, the epoch
-  budget ended it (residual NaN).
+* ``max_steps``: a budget ended the iteration with the residual still above its tolerance: its
+  iteration cap, or a ``time_limit`` or Ctrl-C (the status note then says which); for network
+  training, which runs a fixed number of epochs and has no convergence test, the epoch budget
+  ended it (residual NaN).
 * ``nonfinite``: NaN or infinity in the result.
 * ``failed``: an inner solver failed (e.g. the LP); the reason is kept beside the status.
 

@@ -199,6 +199,7 @@ def sweep(
     process_index: int = 0,
     process_count: int = 1,
     progress=sys.stderr,
+    release_memory: bool = False,
     **overrides,
 ) -> SweepReport:
     """Solve every instance of the grid not yet in the store ``out`` and append its row.
@@ -219,6 +220,8 @@ def sweep(
         own shard of the store (see the module docstring).
       process_count: the number of processes sharing the grid.
       progress: a file for the progress lines (None: silent).
+      release_memory: drop JAX's compilation caches after a finished batch when the process's memory
+        maps near the kernel's limit (as :func:`gnc_jax.solve_pairs`); ``gnc-jax sweep`` asks.
       **overrides: solver settings (:class:`SolverSettings`, or :class:`UFMSettings` for ufm).
     """
     instances = grid(problem, ds, Ks, ns, taus)
@@ -288,7 +291,8 @@ def sweep(
             for future in done:
                 finished += write(future.result())
             bar.update(finished)
-            release_compiled_programs()  # a long sweep compiles a program per pair (gnc_jax._src.process)
+            if release_memory:  # a long sweep compiles a program per pair (gnc_jax._src.process)
+                release_compiled_programs()
 
         try:
             for chunk in chunks:

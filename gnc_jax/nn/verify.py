@@ -26,13 +26,20 @@ def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:
     gets code point ``assignment[k]`` (identity by default)."""
     from gnc_jax._src.batch import solve_softmax_code
 
+    assignment = check_assignment(assignment, K)  # before the solve
     W = solve_softmax_code(d, K, seed=0, restarts=16, hop_rounds=2).W
+    return W if assignment is None else W[:, assignment]
+
+
+def check_assignment(assignment, K: int) -> list[int] | None:
+    """``assignment`` as a list if it is a permutation of 0..K-1 (None stays None); else
+    :class:`~gnc_jax._src.errors.InvalidArgument` naming it."""
     if assignment is None:
-        return W
+        return None
     assignment = list(assignment)
     if sorted(assignment) != list(range(K)):
         raise InvalidArgument(f"assignment must be a permutation of 0..{K - 1}, got {assignment!r}")
-    return W[:, assignment]
+    return assignment
 
 
 def square_assignments() -> dict[int, list[int]]:
@@ -55,14 +62,12 @@ def _write_json(path: str, obj) -> None:
 def plot_history(history: list[dict], path: str, title: str = "") -> bool:
     """Plot the per-epoch metrics; False (nothing written) when matplotlib is not installed."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
     except ImportError:
         return False
     ep = [r["epoch"] for r in history]
-    fig, axes = plt.subplots(1, 4, figsize=(14, 3.2))
+    fig = Figure(figsize=(14, 3.2))
+    axes = fig.subplots(1, 4)
     axes[0].plot(ep, [r["train_accuracy"] for r in history], label="train")
     axes[0].plot(ep, [r["test_accuracy"] for r in history], label="test")
     axes[0].plot(ep, [r["ncc_train_accuracy"] for r in history], "--", label="NCC train")
@@ -80,7 +85,6 @@ def plot_history(history: list[dict], path: str, title: str = "") -> bool:
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    plt.close(fig)
     return True
 
 
@@ -121,6 +125,9 @@ def verify_network(
     data = datasets.load(dataset, classes, seed=seed)
     K = data.num_classes
     settings = (settings or TrainSettings()).replace(epochs=epochs)
+    if classifier != "fixed" and assignment is not None:
+        raise InvalidArgument("assignment applies to the fixed classifier only")
+    assignment = check_assignment(assignment, K)
     W = softmax_code_classifier(d, K, assignment) if classifier == "fixed" else None
     model = make_network(data, d, tau, classifier=classifier, backbone=backbone, W=W, seed=seed)
     rho_hat = reference_rho(d, K)
