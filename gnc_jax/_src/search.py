@@ -561,6 +561,7 @@ def search_tammes(
             rounds += 1
             if take_best():
                 last_gain = rounds
+            best_after.append(best)
             report()
             if rounds - last_gain >= s.patience:
                 stopped_by = "patience"
@@ -570,7 +571,7 @@ def search_tammes(
                 X, c = init(jax.random.fold_in(k_init, restarts), jnp.zeros_like(seeds), 0)
                 if take_best():
                     last_gain = rounds
-            best_after.append(best)
+                best_after[-1] = best
     except KeyboardInterrupt:
         stopped_by = "interrupt"
     searched = best
