@@ -25,6 +25,7 @@ def test_datasets_are_offline_stratified_and_seeded():
     assert g.num_classes == 100 and g.x_train.shape == (600, 20)
 
 
+@pytest.mark.slow
 def test_training_collapses_features_on_a_gaussian_mixture():
     data = nn.gaussian_mixture(6, dim=10, per_class=40, separation=4.0, seed=0)
     settings = nn.TrainSettings(epochs=60, batch_size=16, learning_rate=1e-2)

@@ -71,6 +71,7 @@ def test_snub_cube_through_the_default_api():
     assert s.restarts == 8 and s.status == "stationary" and s.residual <= 2.4e-7
 
 
+@pytest.mark.slow
 def test_same_key_same_configuration_and_seeds_are_never_lost():
     # Restarts every 2 rounds without a gain: fresh populations are drawn, and the same key still
     # gives the same configuration.
@@ -85,6 +86,7 @@ def test_same_key_same_configuration_and_seeds_are_never_lost():
     assert seeded.min_chord >= a.min_chord - 1e-15
 
 
+@pytest.mark.slow
 def test_time_limit_and_interrupt_return_the_best_so_far():
     res = search_tammes(
         3, 16, jax.random.key(0), SMALL.replace(rounds=10**6, patience=10**6), time_limit=1e-3

@@ -271,6 +271,7 @@ def test_table_filters_sorts_best_and_compares(tmp_path):
     assert table.returncode == 0 and table.stdout.split()[:3] == ["problem", "d", "K"]
 
 
+@pytest.mark.slow
 def test_plot_writes_pictures(tmp_path):
     out = tmp_path / "s.csv"
     for problem in ("tammes", "softmax-code"):
