@@ -156,7 +156,7 @@ USER_SESSION = """
 import jax, jax.numpy as jnp, matplotlib, tempfile
 from unittest import mock
 import gnc_jax
-from gnc_jax._src import cli, process
+from gnc_jax._src import batch, cli, process
 matplotlib.use("pdf")  # the user's own backend
 traces = []
 @jax.jit
@@ -164,7 +164,7 @@ def f(x):
     traces.append(1)
     return x + 1
 f(jnp.ones(2))
-with mock.patch.object(process, "release_compiled_programs", lambda: jax.clear_caches()), \
+with mock.patch.object(batch, "release_compiled_programs", lambda: jax.clear_caches()), \
         mock.patch.object(process, "tune_allocator", side_effect=AssertionError("mallopt from main()")):
     gnc_jax.solve_pairs("tammes", [(3, 13)], seed=0, restarts=2, steps=100, hop_rounds=0,
                         lp_polish_iters=0, search_population=4, search_rounds=1,

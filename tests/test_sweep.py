@@ -305,6 +305,11 @@ def test_plot_writes_pictures(tmp_path):
             + ["--process-index", "2", "--process-count", "2"],
             "must be <",
         ),
+        (  # refused before jax.distributed.initialize (which would wait for a coordinator)
+            ["sweep", "tammes", "--d", "3", "--K", "5", "--out", "STORE", "--distributed"]
+            + ["--coordinator", "localhost:1", "--process-index", "2", "--process-count", "2"],
+            "must be <",
+        ),
         (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "OLD"], "incompatible version"),
         (["table", "STORE"], "no results store"),
         (["table", "OLD"], "incompatible version"),
