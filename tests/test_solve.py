@@ -165,6 +165,9 @@ def test_settings_validation(kwargs, match):
         (lambda: gnc_jax.solve_tammes(3, 5, seed=0, colour="red"), "unknown settings"),
         (lambda: gnc_jax.solve_pairs("tammes", [], seed=0), "pairs is empty"),
         (lambda: gnc_jax.solve_pairs("tammes", [(3,)], seed=0), "pairs"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, time_limit=float("nan")), "time_limit"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, time_limit=float("inf")), "time_limit"),
+        (lambda: gnc_jax.solve_pairs("tammes", [(3, 5)], seed=0, release_memory=1), "release_memory"),
     ],
 )
 def test_bad_solver_input(call, match):

@@ -74,6 +74,8 @@ def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     )
     with pytest.raises(ValueError, match="workers"):
         sweep("tammes", [2], [3], out=serial, seed=0, workers=0, progress=None, **BUDGET)
+    with pytest.raises(ValueError, match="release_memory must be True or False"):
+        sweep("tammes", [2], [3], out=serial, seed=0, release_memory="yes", progress=None, **BUDGET)
     before = out.read_bytes()
     again = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, progress=None, **BUDGET)
     assert (again.solved, again.skipped) == (0, 8) and out.read_bytes() == before

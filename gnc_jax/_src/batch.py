@@ -347,6 +347,7 @@ def solve_pairs(
     pairs = [(int(dd), int(kk)) for dd, kk in pairs]
     key = runner.resolve_key(key, seed)
     time_limit = runner.time_limit_seconds(time_limit)
+    release_memory = runner.flag("release_memory", release_memory)
     settings = settings or SolverSettings()
     search = search or SearchSettings()
     search_overrides, overrides = split_overrides(overrides)

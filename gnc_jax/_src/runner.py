@@ -92,6 +92,13 @@ def time_limit_seconds(value) -> float | None:
     return float(value)
 
 
+def flag(name: str, value) -> bool:
+    """A True/False argument, validated (1, "yes" and the like are refused by name)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgument(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def resolve_key(key, seed) -> jax.Array:
     """The PRNG key from exactly one of ``key`` (a jax.random key) and ``seed`` (an int >= 0)."""
     if (key is None) == (seed is None):

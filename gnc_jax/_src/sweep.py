@@ -237,6 +237,7 @@ def sweep(
         raise InvalidArgument(
             f"process_index must be in [0, process_count), got {process_index} of {process_count}"
         )
+    release_memory = runner.flag("release_memory", release_memory)
     if problem != "ufm" and weight_decay:
         raise InvalidArgument("weight_decay applies to the ufm problem only")
     settings, search = _settings(problem, overrides)
