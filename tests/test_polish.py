@@ -96,3 +96,25 @@ def test_the_iteration_cap_and_a_failed_lp_are_reported(monkeypatch):
     monkeypatch.setattr(polish, "_solve_lp", lambda *a: fail)
     failed = polish.polish(TAMMES, {"W": W})
     assert failed.status == Status.FAILED and failed.note == "LP: numerical difficulties"
+
+
+@pytest.mark.parametrize("size, status", [(1e-9, "stationary"), (1.0, "failed")])
+def test_an_lp_answer_below_the_zero_step_is_failed_only_beyond_the_lps_tolerance(monkeypatch, size, status):
+    # At the exact octahedron (max cos 0, every pair of non-antipodal points active) a step v = size
+    # in every tangent coordinate raises some active cosine: the LP's answer is worse than the zero
+    # step. By 1e-9 of the radius HiGHS may answer so (its feasibility tolerance is 1e-7 there):
+    # no decrease, stationary. By the whole radius the LP was not solved: failed, with the note.
+    from types import SimpleNamespace
+
+    from gnc_jax._src.objectives import TAMMES
+
+    solve = polish._solve_lp
+
+    def short_of_zero(c, A_ub, b_ub, bounds):
+        lp = solve(c, A_ub, b_ub, bounds)
+        return SimpleNamespace(status=0, message="", x=np.append(np.full(len(c) - 1, size), lp.x[-1]))
+
+    monkeypatch.setattr(polish, "_solve_lp", short_of_zero)
+    res = polish.polish(TAMMES, {"W": np.hstack([np.eye(3), -np.eye(3)])})
+    assert res.status == status and res.residual < 0
+    assert res.note.startswith("LP: ") == (status == "failed")

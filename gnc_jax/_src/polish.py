@@ -60,6 +60,9 @@ def _solve_lp(c, A_ub, b_ub, bounds):
 # A predicted decrease within this many roundings of the max (eps max(|f|, 1)) cannot be told from
 # rounding: the linearised problem admits no decrease float64 can see.
 ROUNDING_ULPS = 16
+# HiGHS's primal and dual feasibility tolerance: the accuracy of the scaled LP, whose numbers are a
+# predicted decrease per unit of trust radius; its answer may evaluate this much times r below zero.
+LP_TOLERANCE = 1e-7
 # The smallest trust radius at which that means stationarity: sqrt(eps), where a step's linearisation
 # error (~ r^2) reaches the rounding of the max. Below it the polish has stalled.
 MIN_RADIUS = float(np.sqrt(np.finfo(np.float64).eps))
@@ -78,10 +81,11 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
 
     Status, with nu = ``ROUNDING_ULPS`` eps max(|f|, 1) the resolution of the max f: ``stationary``
     when the LP predicts no decrease above nu within a trust radius r >= ``MIN_RADIUS`` (no
-    first-order descent float64 can see: the rate of decrease is at most nu / r <= 2.4e-7);
+    first-order descent float64 can see, to the LP's tolerance: a rate of decrease of at most
+    nu / r <= 2.4e-7 plus ``LP_TOLERANCE``);
     ``stalled`` when the trust region shrank below ``MIN_RADIUS`` before that; ``max_steps`` after
     ``max_iter`` iterations; ``failed`` when HiGHS did not solve an LP, or returned a point worse than
-    the zero step by more than nu (the note says which). The residual is the last LP's predicted
+    the zero step by more than its own tolerance (``LP_TOLERANCE`` r + nu; the note says which). The residual is the last LP's predicted
     decrease divided by r: a rate, comparable at every radius.
 
     Args:
@@ -127,9 +131,9 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         u[used] = r * lp.x[:-1]
         predicted = f - np.max(T_act + A @ u)  # the linear model's decrease, evaluated exactly
         rate, nu = predicted / r, ROUNDING_ULPS * np.finfo(np.float64).eps * max(abs(f), 1.0)
-        if predicted < -nu:  # the zero step is feasible: the LP was not solved to its tolerance
+        if predicted < -(LP_TOLERANCE * r + nu):  # the zero step is feasible: beyond the LP's accuracy
             return PolishResult(X, Status.FAILED, rate, f"LP: {predicted:.1e} below the zero step's decrease")
-        if predicted <= nu:
+        if predicted <= nu:  # none above rounding (a negative one is the LP's tolerance)
             return PolishResult(X, Status.STATIONARY if r >= MIN_RADIUS else Status.STALLED, rate, "")
         X_new, i = {}, 0
         for n in names:
