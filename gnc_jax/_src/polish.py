@@ -82,11 +82,11 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
     Status, with nu = ``ROUNDING_ULPS`` eps max(|f|, 1) the resolution of the max f: ``stationary``
     when the LP predicts no decrease above nu within a trust radius r >= ``MIN_RADIUS`` (no
     first-order descent float64 can see, to the LP's tolerance: a rate of decrease of at most
-    nu / r <= 2.4e-7 plus ``LP_TOLERANCE``);
-    ``stalled`` when the trust region shrank below ``MIN_RADIUS`` before that; ``max_steps`` after
-    ``max_iter`` iterations; ``failed`` when HiGHS did not solve an LP, or returned a point worse than
-    the zero step by more than its own tolerance (``LP_TOLERANCE`` r + nu; the note says which). The residual is the last LP's predicted
-    decrease divided by r: a rate, comparable at every radius.
+    nu / r <= 2.4e-7 plus ``LP_TOLERANCE``); ``stalled`` when the trust region shrank below
+    ``MIN_RADIUS`` before that; ``max_steps`` after ``max_iter`` iterations; ``failed`` when HiGHS
+    did not solve an LP, or returned a point worse than the zero step by more than its own tolerance
+    (``LP_TOLERANCE`` r + nu; the note says which). The residual is the last LP's predicted decrease
+    divided by r: a rate, comparable at every radius.
 
     Args:
       problem: the arrangement problem (its ``terms``; the max over distinct pairs is minimised).
