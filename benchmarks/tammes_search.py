@@ -15,6 +15,9 @@ Four parts, all written to benchmarks/results/tammes_search.json (and a table, t
 * ``--part higher``: both problems at d = 4..8 (default K = 50, 64), one fresh default
   ``gnc-jax solve`` process per (problem, d, K): certified value, status and whole-process time
   against the 60 s budget.
+* ``--part seeds``: default settings, one fresh process per (K, seed) (``--d`` one d, default 3;
+  ``--seeds``): the min angle against the best code of the committed table (or the development
+  set where K is in it) and whole-process time: success across seeds, the held-out proxy.
 * ``--part population``: the restart axis, the knob that scales on accelerators. One fresh
   ``gnc-jax solve`` process per population size (``--knob search-population``: the search's
   population; ``--knob restarts``: the annealer's restarts, for pairs the search does not run) with
@@ -24,6 +27,7 @@ Four parts, all written to benchmarks/results/tammes_search.json (and a table, t
   process sees (rows are kept per device).
 
 Usage: python benchmarks/tammes_search.py --part dev [--K 15,20]
+       python benchmarks/tammes_search.py --part seeds --K 20,33 --seeds 0,1,2
        python benchmarks/tammes_search.py --part curve
        python benchmarks/tammes_search.py --part higher [--d 4,8] [--K 50,64]
        python benchmarks/tammes_search.py --part population --problem tammes --d 3 --K 122 \
@@ -175,6 +179,35 @@ def part_dev(Ks):
     write_table(data)
 
 
+def part_seeds(d, Ks, seeds):
+    """Default settings, one fresh process per (K, seed): the min angle against the table's best code
+    and against the development set where K is in it, whole-process time."""
+    _, table = table_best("tammes")
+    data, best, dev = load(), {k: float(v) for (dd, k), v in table.items() if dd == d}, {}
+    dev = dict(dev_rows()) if d == 3 else {}
+    rows = {(r["d"], r["K"], r["seed"]): r for r in data.get("seeds", [])}
+    for K in Ks:
+        for seed in seeds:
+            sol, wall, log = solve_cli("tammes", d, K, "--seed", str(seed))
+            reference = max(best.get(K, 0.0), dev.get(K, 0.0))
+            angle = sol["min_angle_deg"]
+            rows[(d, K, seed)] = row = {
+                "d": d,
+                "K": K,
+                "seed": seed,
+                "found_deg": angle,
+                "reference_deg": reference,
+                "reference": "development set" if K in dev else "table best",
+                "reached": angle >= reference - 1e-6,
+                "above": angle > reference + 1e-6,
+                "wall_s": round(wall, 1),
+                "rounds_log": log,
+            }
+            print(json.dumps(row), flush=True)
+            data["seeds"] = [rows[k] for k in sorted(rows)]
+            save(data)
+
+
 def part_curve(Ks, populations, moves, seeds, rounds):
     import jax
 
@@ -298,7 +331,7 @@ def int_list(text):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=["dev", "curve", "higher", "population"], required=True)
+    ap.add_argument("--part", choices=["dev", "curve", "higher", "population", "seeds"], required=True)
     ap.add_argument(
         "--K",
         type=int_list,
@@ -318,6 +351,8 @@ def main():
     a = ap.parse_args()
     if a.part == "dev":
         part_dev(a.K)
+    elif a.part == "seeds":
+        part_seeds(a.d[0] if a.d else 3, a.K or [20, 33, 47, 58], a.seeds)
     elif a.part == "higher":
         part_higher(a.d or [4, 5, 6, 7, 8], a.K or [50, 64])
     elif a.part == "population":

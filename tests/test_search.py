@@ -2,6 +2,7 @@
 
 import csv
 import io
+import os
 import re
 
 import jax
@@ -12,7 +13,17 @@ from conftest import DATA, known_tammes
 import gnc_jax
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.polish import polish
-from gnc_jax._src.search import SearchSettings, angle_deg, energy_codes, search_tammes, split_overrides
+from gnc_jax._src.search import (
+    GROUPS,
+    SearchSettings,
+    _Sources,
+    angle_deg,
+    default_population,
+    energy_codes,
+    search_tammes,
+    split_overrides,
+)
+from gnc_jax._src.symmetric import rotation_group, special_orbits
 
 SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600)
 
@@ -42,24 +53,48 @@ def test_members_are_judged_at_their_exact_local_optimum():
     # At d = 3 every member ends with the interior-point solve: the result is its local optimum, which
     # the exact SLP polish (a second method) cannot raise. Without it (the log-sum-exp finish alone)
     # the result sits measurably below its local optimum: the noise that misranked moves.
-    s = SMALL.replace(rounds=3, symmetric_starts=0)
+    s = SMALL.replace(rounds=3, symmetric_starts=0, energy_members=0)
     for iters, raised in ((s.interior_iters, False), (0, True)):
         res = search_tammes(3, 30, jax.random.key(0), s.replace(interior_iters=iters))
         polished = gnc_jax.tammes_margin(polish(TAMMES, {"W": res.W}).params["W"])
         assert (polished > res.min_chord * (1 + 1e-9)) == raised, iters
 
 
-@pytest.mark.slow
-def test_c2_symmetric_starts_lift_the_search_at_k_49():
-    # d = 3, K = 49: the search without symmetric starts (and, measured, the default search before C_2
-    # starts were added, seeds 0..3) ends at 29.921425 deg; among 256 annealed C_2-symmetric starts
-    # (24 orbits of two points and one pole) one polishes to 29.923585 deg, 2.2e-3 deg higher.
-    s = SMALL.replace(rounds=2, init_steps=2000)
-    assert s.low_order_groups_for(49) == ("C2",) and s.low_order_groups_for(64) == ()
-    plain = search_tammes(3, 49, jax.random.key(0), s.replace(symmetric_starts=0))
-    lifted = search_tammes(3, 49, jax.random.key(0), s)
-    assert angle_deg(lifted.min_chord) > angle_deg(plain.min_chord) + 1e-3
-    assert lifted.history[-1][2] == angle_deg(lifted.min_chord)  # the history ends at the result
+def test_every_group_whose_orbits_fit_K_is_a_source():
+    # The sources are chosen by a fact, not by K: a group of GROUPS joins exactly where K is |G| a plus
+    # the sizes of some of its special orbits (recomputed here from the group itself), at d = 3 only.
+    key = jax.random.key(0)
+    for K in range(13, 201):
+        fits = [
+            g
+            for g in GROUPS
+            if any(
+                (K - sum(sizes)) >= 0 and (K - sum(sizes)) % len(rotation_group(g)) == 0
+                for sizes in _special_size_subsets(g)
+            )
+        ]
+        assert _Sources(3, K, SearchSettings(), key).names == ["random", *fits, "energy"], K
+    assert _Sources(4, 60, SearchSettings(), key).names == ["random", "energy"]
+    assert _Sources(3, 60, SearchSettings(symmetric_starts=0, energy_members=0), key).names == ["random"]
+
+
+def _special_size_subsets(g):
+    sizes = [len(o) for o in special_orbits(g)]
+    return [[n for i, n in enumerate(sizes) if m >> i & 1] for m in range(2 ** len(sizes))]
+
+
+def test_shares_follow_the_yield():
+    # Untried sources share alike; a source whose lineage filled the population gets the larger share,
+    # one that contributed members and kept none the smallest; the shares always fill the population.
+    src = _Sources(3, 60, SearchSettings(), jax.random.key(0))
+    n = len(src.names)
+    assert src.shares(3 * n).tolist() == [3] * n
+    drawn = np.repeat(np.arange(n), 2)
+    origin = np.zeros_like(drawn)  # every member descends from 'random' at the episode's end
+    src.score(origin, drawn)
+    shares = src.shares(32)
+    assert shares.sum() == 32 and shares[0] == shares.max() and shares[0] >= 32 // 2
+    assert all(shares[1:] <= shares[0] // 4)
 
 
 @pytest.mark.slow
@@ -107,8 +142,8 @@ def test_time_limit_and_interrupt_return_the_best_so_far():
     assert res.interrupted and res.stopped_by == "interrupt"
     assert res.rounds == 2  # one progress line per round
     assert "search tammes d=3 K=16: best" in stream.getvalue()
-    cap = SMALL.replace(rounds=10**6).rounds_for(3, 16)
-    assert re.search(rf"after round 1/{cap} \(0 restarts\), [0-9.]+ s, ETA <= [0-9]+ s", stream.getvalue())
+    line = r"after round 1 \(0 restarts, [0-9]+% of the budget\), [0-9.]+ s, ETA <= [0-9]+ s"
+    assert re.search(line, stream.getvalue())
     assert angle_deg(res.min_chord) > 50.0  # a real configuration, not a placeholder
 
 
@@ -156,10 +191,10 @@ def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
 def test_cross_seeding_lifts_the_softmax_code_at_d_8():
     # d = 8, K = 22: the softmax-code annealer alone stays 1.9e-2 below the one-vs-rest margin of the
     # Tammes code the search finds (0.8694 against 0.8504 at this budget); with the Tammes search run
-    # inside the softmax-code solve (the default up to d = cross_search_max_d = 8) it is not below it.
+    # inside the softmax-code solve (cross_seed, the default) it is not below it.
     budget = dict(seed=0, restarts=4, hop_rounds=0, lp_polish_iters=0)
     search = dict(search_population=8, search_rounds=10)
-    alone = gnc_jax.solve_softmax_code(8, 22, search_cross_search_max_d=3, **budget)
+    alone = gnc_jax.solve_softmax_code(8, 22, search_cross_seed=False, **budget)
     crossed = gnc_jax.solve_softmax_code(8, 22, **search, **budget)
     tammes = gnc_jax.solve_tammes(8, 22, **search, **budget)
     margin_of_tammes = gnc_jax.softmax_code_margin(tammes.W)
@@ -181,7 +216,7 @@ def test_initial_configurations_join_the_tammes_solution():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        (dict(population=0), "population"),
+        (dict(population=-1), "population"),
         (dict(rounds=-1), "rounds"),
         (dict(growth=0.0), "growth"),
         (dict(max_moves=-2), "max_moves"),
@@ -203,10 +238,10 @@ def test_bad_search_input():
     with pytest.raises(ValueError, match="initial"):
         gnc_jax.solve_tammes(3, 16, seed=0, initial={(3, 16): np.ones((3, 15))})
     with pytest.raises(ValueError, match="search_population|population"):
-        gnc_jax.solve_tammes(3, 16, seed=0, search_population=0)
+        gnc_jax.solve_tammes(3, 16, seed=0, search_population=-1)
     bad = (("interior_iters", -1), ("relax_steps", -1), ("restart_after", -1), ("energy_members", -1))
     bad += (("symmetric_starts", -1), ("symmetric_starts", 2.5))
-    for field, value in (*bad, ("energy_steps", 0)):
+    for field, value in (*bad, ("energy_steps", 0), ("work_per_member", 0), ("cross_seed", 1)):
         with pytest.raises(ValueError, match=field):
             SearchSettings(**{field: value})
 
@@ -241,12 +276,11 @@ def test_energy_continuation_finds_the_e8_root_system():
 
 
 @pytest.mark.slow
-def test_energy_members_cross_seed_the_softmax_code_without_the_tammes_search():
-    # d = 4, K = 120 with a tiny annealer budget: the annealer alone misses the 600-cell; the search's
-    # energy members (with no Tammes search run: cross_search_max_d = 3 < d) find it, and the reported
-    # softmax code is the 600-cell: rho = (3 - sqrt 5) / 4 (its one-vs-rest margin, closed form) and
-    # 36 deg.
-    tiny = dict(seed=0, restarts=2, steps=300, hop_rounds=0, search_cross_search_max_d=3)
+def test_the_energy_source_gives_the_softmax_code_the_600_cell():
+    # d = 4, K = 120 with a tiny budget: without energy continuation the search misses the 600-cell;
+    # with it (a source of the first population) the reported softmax code is the 600-cell: rho =
+    # (3 - sqrt 5) / 4 (its one-vs-rest margin, closed form) and 36 deg.
+    tiny = dict(seed=0, restarts=2, steps=300, hop_rounds=0, search_population=4, search_rounds=1)
     alone = gnc_jax.solve_softmax_code(4, 120, search_energy_members=0, **tiny)
     seeded = gnc_jax.solve_softmax_code(4, 120, **tiny)
     rho = (3 - np.sqrt(5)) / 4
@@ -269,25 +303,25 @@ def test_restarts_set_the_search_population_unless_it_is_given():
         gnc_jax.solve_tammes(3, 13, restarts=-1, **tiny)
 
 
-def test_the_softmax_code_runs_the_tammes_search_where_its_budget_allows():
-    s = SearchSettings()
-    assert [s.cross_searches(3, K) for K in (12, 13, 130, 512, 513)] == [False, True, True, True, False]
-    assert [s.cross_searches(8, K) for K in (13, 64, 65, 240)] == [True, True, False, False]
-    assert not s.cross_searches(9, 20) and not s.replace(cross_search_max_d=3).cross_searches(4, 20)
+def test_the_budget_is_work_not_time():
+    # Without restarts or patience, the rounds are exactly those whose work fits the budget after the
+    # first population's; the same key spends the same work and gives the same bits; the budget and
+    # each round's cost grow with the pair (the Newton steps of the interior-point finish with K).
+    s = SMALL.replace(rounds=10**6, patience=10**6, restart_after=0, symmetric_starts=0, energy_members=0)
+    s = s.replace(work_per_member=3000, interior_iters=20)
+    first = s.population * s.draw_cost(3, 16)
+    expected = int((s.budget(3, 16) - first) // (s.population * s.round_cost(3, 16)))
+    a, b = (search_tammes(3, 16, jax.random.key(1), s) for _ in range(2))
+    assert a.stopped_by == "work" and a.rounds == expected >= 2 and a.work <= s.budget(3, 16)
+    np.testing.assert_array_equal(a.W, b.W)
+    assert a.work == b.work == pytest.approx(first + expected * s.population * s.round_cost(3, 16), rel=1e-12)
+    assert SearchSettings(population=64).budget(3, 40) == 2 * SearchSettings(population=32).budget(3, 40)
+    costs = [SearchSettings().round_cost(3, K) for K in (13, 64, 130, 200)]
+    assert costs == sorted(costs) and costs[0] < costs[-1]
 
 
-def test_round_cap_shrinks_with_K_and_d_and_follows_the_budget_step():
-    """The cap follows the per-round cost: it never grows with K within a budget (60 s up to K = 64,
-    180 s above), where the budget triples it grows by at most 3.5x at d = 3 (fewer rounds fit the
-    budget above K = 64 than 3x: the symmetric starts of four groups take a larger share), and it
-    never grows with d."""
-    s = SearchSettings()
-    for d in (3, 4, 8):
-        caps = {K: s.rounds_for(d, K) for K in range(13, 301)}
-        for band in (range(13, 65), range(65, 301)):
-            assert all(caps[K] >= caps[K + 1] for K in band[:-1]), d
-        assert min(caps.values()) >= 15
-    assert 1.0 < s.rounds_for(3, 65) / s.rounds_for(3, 64) <= 3.5
-    assert [s.rounds_for(d, 40) for d in (4, 6, 8)] == sorted(
-        [s.rounds_for(d, 40) for d in (4, 6, 8)], reverse=True
-    )
+def test_the_population_is_sized_to_the_device():
+    # On a CPU: 16 members per core of this process (its affinity mask).
+    assert default_population(3, 40) == 16 * len(os.sched_getaffinity(0))
+    assert SearchSettings().population_for(3, 40) == default_population(3, 40)
+    assert SearchSettings(population=8).population_for(3, 40) == 8

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import time
 from collections.abc import Sequence
 
 import jax
@@ -31,7 +30,7 @@ from gnc_jax._src.driver import STATUS_NAMES, SolverSettings, axis_map, solve_pa
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem, get_problem
 from gnc_jax._src.polish import polish
-from gnc_jax._src.search import SearchSettings, energy_codes, search_tammes, split_overrides
+from gnc_jax._src.search import SearchSettings, search_tammes, split_overrides
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import SolutionCore, Status
 from gnc_jax._src.theory import softmax_code_closed_form, tammes_closed_form
@@ -314,13 +313,11 @@ def solve_pairs(
       search: :class:`gnc_jax._src.search.SearchSettings` of the global search (defaults if None;
         overrides ``search_<field>=...`` replace its fields, e.g. ``search_rounds=0`` turns it off).
         Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
-        (:mod:`gnc_jax._src.search`) instead of the annealer; softmax-code pairs with such K and
-        d <= ``search.cross_search_max_d`` (K <= 64 above d = 3) also run it and start their
-        polish from the Tammes configuration when its one-vs-rest margin is larger (cross-seeding:
-        the softmax code reported is never below the margin of the Tammes code found).
-        Pairs of both problems with such K and d >= ``search.energy_min_d`` also run energy
-        continuation (:func:`gnc_jax._src.search.energy_codes`); its best code replaces the search's or the
-        annealer's result before the polish when its score is higher.
+        (:mod:`gnc_jax._src.search`) instead of the annealer; with ``search.cross_seed`` the
+        softmax-code annealer's code seeds each Tammes search, and softmax-code pairs with such K
+        also run the search and start their polish from the Tammes configuration when its
+        one-vs-rest margin is larger (the softmax code reported is never below the margin of the
+        Tammes code found).
       time_limit: seconds per searched pair: its search stops after the round that spends them
         and returns the best configuration so far (anytime). Ctrl-C does the same.
       initial: {(d, K): configuration or list of configurations} that join the search's population
@@ -359,16 +356,12 @@ def solve_pairs(
     n_dev = runner.device_count()
     # One key per pair, derived from the pair itself: results do not depend on the batch.
     pair_key = lambda dd, kk: runner.instance_key(key, dd, kk)
-    searched, energy, energy_s = {}, {}, {}  # the searches run, energy codes and their time
+    searched = {}  # the searches run
     if problem in ("tammes", "softmax-code"):
-        if problem == "tammes" and search.softmax_seed_min_d:
-            # Cross-seeding: the softmax-code annealer's code of each searched pair with d >= the
-            # threshold joins the search's initial population.
-            seeded = [
-                i
-                for i, (dd, kk) in enumerate(pairs)
-                if search.applies(kk) and dd >= search.softmax_seed_min_d
-            ]
+        if problem == "tammes" and search.cross_seed:
+            # Cross-seeding: the softmax-code annealer's code of each searched pair joins the search's
+            # first population.
+            seeded = [i for i, (dd, kk) in enumerate(pairs) if search.applies(kk)]
             if seeded:
                 codes = solve_pairs(
                     "softmax-code",
@@ -380,16 +373,10 @@ def solve_pairs(
                 for i, code in zip(seeded, codes):
                     initial[i] = [*initial.get(i, ()), code.W]
         for i, (dd, kk) in enumerate(pairs):
-            if search.applies(kk) and (problem == "tammes" or search.cross_searches(dd, kk)):
+            if search.applies(kk) and (problem == "tammes" or search.cross_seed):
                 searched[i] = search_tammes(
                     dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
                 )
-            if search.applies(kk) and search.energy_members_for(dd):
-                # Energy continuation beside the search or the annealer: its codes compete with their
-                # result (at d = 8, K = 240 it finds the E8 root system, where they stop near 55 deg).
-                start = time.perf_counter()
-                energy[i] = energy_codes(dd, kk, jax.random.fold_in(pair_key(dd, kk), 1), search)
-                energy_s[i] = time.perf_counter() - start
             if release_memory:  # each searched pair compiles programs of its own
                 release_compiled_programs()
     # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
@@ -409,7 +396,7 @@ def solve_pairs(
         if members[0] in solved:
             found = searched[members[0]]
             params = {"W": found.W[None].copy()}
-            statuses, hits, restarts = [found.status], [found.hits], search.population
+            statuses, hits, restarts = [found.status], [found.hits], search.population_for(*dims[0])
             residual = np.array([found.recent_gain])
             K_max = dims[0][1]
         else:
@@ -427,12 +414,12 @@ def solve_pairs(
             residual = np.array(res.change, np.float64)
             hits = [int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)]
         sep = _certify(params, dims, K_max)
-        # Cross-seeding: a better configuration from energy continuation, the search or ``initial``
-        # replaces the solver's before the polish (which can only improve it).
+        # Cross-seeding: a better configuration from the search or ``initial`` replaces the solver's
+        # before the polish (which can only improve it).
         swapped = False
         for slot, i in enumerate(members):
             dd, kk = dims[slot]
-            alternatives = list(energy.get(i, ()))
+            alternatives = []
             if i not in solved:  # a solved pair's ``initial`` were its search's seeds
                 alternatives += [*initial.get(i, ()), *([searched[i].W] if i in searched else [])]
             best = _problem_score(problem, sep, slot)
@@ -470,7 +457,7 @@ def solve_pairs(
                 notes[slot],
                 restarts,
                 hits[slot],
-                wall + (searched[i].elapsed_s if i in searched else 0.0) + energy_s.get(i, 0.0),
+                wall + (searched[i].elapsed_s if i in searched else 0.0),
             )
             for slot, i in enumerate(members)
         ]

@@ -115,7 +115,7 @@ def _solver_arguments(parser) -> None:
         default=None,
         help="random starts per pair: the annealer's restarts and, unless --search-population is given, "
         "the global search's population (default: sized by the pair, 64 for small pairs, at least 8; "
-        "the search: 32)",
+        "the search: 16 per CPU core, or sized to an accelerator's memory)",
     )
     parser.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
     parser.add_argument(
@@ -131,19 +131,26 @@ def _search_arguments(parser) -> None:
         "--search-rounds",
         type=_int_at_least("search-rounds", 0),
         default=None,
-        help="tammes, softmax-code: rounds of the iterated hole search at most for K <= 50, fewer above "
-        "(0: off; default 200)",
+        help="tammes, softmax-code: rounds of the iterated hole search at most (0: off; default 1000, "
+        "the work budget ends a default run first)",
+    )
+    parser.add_argument(
+        "--search-work-per-member",
+        type=_int_at_least("search-work-per-member", 1),
+        default=None,
+        help="the search's deterministic work budget in member-steps per member of the population "
+        "(default 20000; the same count on any machine: --time-limit bounds the wall clock)",
     )
     parser.add_argument(
         "--search-population",
         type=_int_at_least("search-population", 1),
         default=None,
-        help="configurations the search moves in parallel (default: --restarts if given, else 32): the "
-        "restart axis of searched pairs, what an accelerator buys (4096 on one H200: docs/results.md)",
+        help="configurations the search moves in parallel (default: --restarts if given, else sized to "
+        "the device: 16 per CPU core): the restart axis of searched pairs, what an accelerator buys",
     )
 
 
-SEARCH_OPTIONS = ("search_rounds", "search_population")
+SEARCH_OPTIONS = ("search_rounds", "search_population", "search_work_per_member")
 # Options whose applicability the registry decides (gnc_jax._src.registry.Family.options).
 _FAMILY_OPTIONS = ("n", "tau", "weight_decay", "counts", "lambda_w", "lambda_h", "time_limit")
 

@@ -67,6 +67,11 @@ def float64(fn):
     return scoped
 
 
+def cpu_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 _LAPACK_BATCHES = threading.RLock()
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from gnc_jax._src.errors import InvalidArgument
 
 # Options of the global search (gnc_jax._src.search): the Tammes and softmax-code families only.
-SEARCH_OPTIONS = ("time_limit", "search_rounds", "search_population")
+SEARCH_OPTIONS = ("time_limit", "search_rounds", "search_population", "search_work_per_member")
 
 
 @dataclasses.dataclass(frozen=True)
