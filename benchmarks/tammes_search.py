@@ -224,8 +224,7 @@ def part_curve(Ks, populations, moves, seeds, rounds):
             for K in Ks:
                 for seed in seeds:
                     s = SearchSettings(population=P, max_moves=m, rounds=rounds, patience=rounds)
-                    while s.rounds_for(3, K) < rounds:  # the cap scales ``rounds`` down by K
-                        s = s.replace(rounds=s.rounds + 1)
+                    s = s.replace(work_per_member=10**9)  # the rounds end it, not the budget
                     res = search_tammes(3, K, jax.random.key(seed), s)
                     first = next((h for h in res.history if h[2] >= targets[K] - 1e-6), None)
                     run = {

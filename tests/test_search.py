@@ -189,8 +189,8 @@ def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
 
 @pytest.mark.slow
 def test_cross_seeding_lifts_the_softmax_code_at_d_8():
-    # d = 8, K = 22: the softmax-code annealer alone stays 1.9e-2 below the one-vs-rest margin of the
-    # Tammes code the search finds (0.8694 against 0.8504 at this budget); with the Tammes search run
+    # d = 8, K = 22: the softmax-code annealer alone stays below the one-vs-rest margin of the Tammes
+    # code the search finds (0.8470 against 0.8507 at this budget, measured); with the Tammes search run
     # inside the softmax-code solve (cross_seed, the default) it is not below it.
     budget = dict(seed=0, restarts=4, hop_rounds=0, lp_polish_iters=0)
     search = dict(search_population=8, search_rounds=10)
@@ -198,7 +198,7 @@ def test_cross_seeding_lifts_the_softmax_code_at_d_8():
     crossed = gnc_jax.solve_softmax_code(8, 22, **search, **budget)
     tammes = gnc_jax.solve_tammes(8, 22, **search, **budget)
     margin_of_tammes = gnc_jax.softmax_code_margin(tammes.W)
-    assert alone.rho_one_vs_rest < margin_of_tammes - 1e-2
+    assert alone.rho_one_vs_rest < margin_of_tammes - 1e-3
     assert crossed.rho_one_vs_rest >= margin_of_tammes - 1e-12
 
 
@@ -276,12 +276,12 @@ def test_energy_continuation_finds_the_e8_root_system():
 
 
 @pytest.mark.slow
-def test_the_energy_source_gives_the_softmax_code_the_600_cell():
-    # d = 4, K = 120 with a tiny budget: without energy continuation the search misses the 600-cell;
-    # with it (a source of the first population) the reported softmax code is the 600-cell: rho =
-    # (3 - sqrt 5) / 4 (its one-vs-rest margin, closed form) and 36 deg.
+def test_the_cross_seeded_softmax_code_is_the_600_cell():
+    # d = 4, K = 120 with a tiny budget: the softmax-code annealer alone misses the 600-cell; with
+    # cross_seed (the default) the Tammes search runs inside the softmax-code solve and the reported
+    # code is the 600-cell: rho = (3 - sqrt 5) / 4 (its one-vs-rest margin, closed form) and 36 deg.
     tiny = dict(seed=0, restarts=2, steps=300, hop_rounds=0, search_population=4, search_rounds=1)
-    alone = gnc_jax.solve_softmax_code(4, 120, search_energy_members=0, **tiny)
+    alone = gnc_jax.solve_softmax_code(4, 120, search_cross_seed=False, **tiny)
     seeded = gnc_jax.solve_softmax_code(4, 120, **tiny)
     rho = (3 - np.sqrt(5)) / 4
     assert alone.rho_one_vs_rest < rho - 1e-3
