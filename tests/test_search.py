@@ -63,7 +63,6 @@ def test_members_are_judged_at_their_exact_local_optimum():
 def test_every_group_whose_orbits_fit_K_is_a_source():
     # The sources are chosen by a fact, not by K: a group of GROUPS joins exactly where K is |G| a plus
     # the sizes of some of its special orbits (recomputed here from the group itself), at d = 3 only.
-    key = jax.random.key(0)
     for K in range(13, 201):
         fits = [
             g
@@ -73,9 +72,9 @@ def test_every_group_whose_orbits_fit_K_is_a_source():
                 for sizes in _special_size_subsets(g)
             )
         ]
-        assert _Sources(3, K, SearchSettings(), key).names == ["random", *fits, "energy"], K
-    assert _Sources(4, 60, SearchSettings(), key).names == ["random", "energy"]
-    assert _Sources(3, 60, SearchSettings(symmetric_starts=0, energy_members=0), key).names == ["random"]
+        assert _Sources(3, K, SearchSettings()).names == ["random", *fits, "energy"], K
+    assert _Sources(4, 60, SearchSettings()).names == ["random", "energy"]
+    assert _Sources(3, 60, SearchSettings(symmetric_starts=0, energy_members=0)).names == ["random"]
 
 
 def _special_size_subsets(g):
@@ -86,7 +85,7 @@ def _special_size_subsets(g):
 def test_shares_follow_the_yield():
     # Untried sources share alike; a source whose lineage filled the population gets the larger share,
     # one that contributed members and kept none the smallest; the shares always fill the population.
-    src = _Sources(3, 60, SearchSettings(), jax.random.key(0))
+    src = _Sources(3, 60, SearchSettings())
     n = len(src.names)
     assert src.shares(3 * n).tolist() == [3] * n
     drawn = np.repeat(np.arange(n), 2)

@@ -22,9 +22,9 @@ the best eighth multiply a good lineage), against the members it contributed, (w
 
 The run is bounded by a deterministic work budget (:meth:`SearchSettings.budget`) in *member-steps*:
 one anneal step of one member of the pair (a Gram matrix of the K points); a Newton step of the
-interior-point solve and a symmetric start's step are converted by :func:`step_costs`. The same seed
-on the same kind of device spends the same work and returns the same bits; ``time_limit`` (wall
-clock) and Ctrl-C stop it earlier with the best so far. Measurements behind the defaults are in
+interior-point solve counts :func:`newton_step_cost`, a symmetric start's step a / K of one (a free
+representatives). The same seed on the same kind of device spends the same work and returns the same
+bits; ``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far. Measurements behind the defaults are in
 docs/results.md.
 """
 
@@ -57,20 +57,16 @@ from gnc_jax._src.symmetric import decompositions, symmetric_starts
 GROUPS = ("C2", "C3", "C4", "C5", "C6", "D2", "D3", "D4", "D5", "D6", "T", "O", "I")
 
 
-def step_costs(d: int, K: int) -> dict[str, float]:
-    """The cost model of the work budget, in member-steps (one anneal step of one member: the
-    K x K Gram matrix of d-vectors).
+def newton_step_cost(d: int, K: int) -> float:
+    """The cost of one Newton step of the interior-point finish in member-steps (the work budget's
+    unit: one anneal step of one member, a K x K Gram matrix of d-vectors): a dense Cholesky
+    factorisation of (d - 1) K unknowns against one Gram matrix, ((d - 1) K)^3 / (d K^2) in flops,
+    scaled to the CPU measurement at d = 3 (K / 26 member-steps, docs/results.md).
 
-    ``newton``: one step of the interior-point solve, a dense Cholesky factorisation of (d - 1) K
-    unknowns against one Gram matrix: ((d - 1) K)^3 / (d K^2) in flops, scaled to the CPU measurement
-    at d = 3 (K / 26 member-steps). ``symmetric``: one step of a symmetric start with a free
-    representatives costs a / K member-steps (the pairs of a representative with every point); the
-    factor is applied per start by the caller.
-
-    >>> round(step_costs(3, 130)["newton"], 3)
+    >>> round(newton_step_cost(3, 130), 3)
     5.024
     """
-    return {"newton": (d - 1) ** 3 * K / (69 * d), "anneal": 1.0}
+    return (d - 1) ** 3 * K / (69 * d)
 
 
 def default_population(d: int, K: int) -> int:
@@ -94,7 +90,7 @@ class SearchSettings(ValidatedSettings):
       population: configurations searched in parallel (the restart axis); 0 sizes it to the device
         (:func:`default_population`; the solvers' ``restarts`` keyword sets it too unless
         ``search_population`` is given, :func:`split_overrides`).
-      work_per_member: the work budget, in member-steps (:func:`step_costs`) per member of the
+      work_per_member: the work budget, in member-steps (:func:`newton_step_cost`) per member of the
         population: the search spends at most ``population * work_per_member``.
       rounds: search rounds at most (0: no search); the budget ends a default run first.
       patience: stop after this many rounds without a gain of the best chord by more than
@@ -181,7 +177,7 @@ class SearchSettings(ValidatedSettings):
     def round_cost(self, d: int, K: int) -> float:
         """Member-steps of one member's search round (relaxation, finish, interior-point solve)."""
         exact = self.exact_for(d)
-        newton = step_costs(d, K)["newton"] * self.interior_iters if exact else 0.0
+        newton = newton_step_cost(d, K) * self.interior_iters if exact else 0.0
         return self.finish_steps + (0 if exact else self.relax_steps) + newton
 
     def draw_cost(self, d: int, K: int) -> float:
@@ -208,7 +204,7 @@ class SearchResult(NamedTuple):
     restarts: int  # populations drawn after the first
     history: tuple  # (round, elapsed_s, best min angle in degrees) after every gain and every round
     recent_gain: float  # relative gain of the best chord over the last ``patience`` rounds (nan: none run)
-    work: float = 0.0  # member-steps spent (:func:`step_costs`)
+    work: float = 0.0  # member-steps spent (:func:`newton_step_cost`)
     yields: tuple = ()  # (source, members contributed, members at the episodes' ends) per source
 
     @property
@@ -400,8 +396,8 @@ def _check_seeds(seeds, d: int, K: int) -> list[np.ndarray]:
 class _Sources:
     """The proposal sources of new populations and their yield (module docstring)."""
 
-    def __init__(self, d: int, K: int, s: SearchSettings, key: jax.Array):
-        self.d, self.K, self.s, self.key = d, K, s, key
+    def __init__(self, d: int, K: int, s: SearchSettings):
+        self.d, self.K, self.s = d, K, s
         groups = [g for g in GROUPS if decompositions(g, K)] if d == 3 and s.symmetric_starts else []
         self.names = ["random", *groups] + (["energy"] if s.energy_members else [])
         self.pulls = np.zeros(len(self.names))
@@ -488,7 +484,7 @@ def search_tammes(
     R, budget, round_work = s.population, s.budget(d, K), s.population * s.round_cost(d, K)
     draw, search_round, _ = _programs(d, K, s)
     k_draw, k_rounds, k_sources = jax.random.split(key, 3)
-    sources = _Sources(d, K, s, k_sources)
+    sources = _Sources(d, K, s)
 
     def population(episode: int, given: list):
         """A new population from the given configurations and the sources; its origins and work."""
