@@ -51,9 +51,9 @@ def test_search_reaches_a_best_known_code_the_annealer_misses():
 
 def test_members_are_judged_at_their_exact_local_optimum():
     # At d = 3 every member ends with the interior-point solve: the result is its local optimum, which
-    # the exact SLP polish (a second method) cannot raise. Without it (the log-sum-exp finish alone)
-    # the result sits measurably below its local optimum: the noise that misranked moves.
-    s = SMALL.replace(rounds=3, symmetric_starts=0, energy_members=0)
+    # the exact SLP polish (a second method) cannot raise. Without it (the 300-step log-sum-exp finish
+    # alone) the result sits measurably below its local optimum: the noise that misranked moves.
+    s = SMALL.replace(rounds=3, symmetric_starts=0, energy_members=0, long_finish_steps=0)
     for iters, raised in ((s.interior_iters, False), (0, True)):
         res = search_tammes(3, 30, jax.random.key(0), s.replace(interior_iters=iters))
         polished = gnc_jax.tammes_margin(polish(TAMMES, {"W": res.W}).params["W"])

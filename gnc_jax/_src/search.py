@@ -24,8 +24,8 @@ The run is bounded by a deterministic work budget (:meth:`SearchSettings.budget`
 one anneal step of one member of the pair (a Gram matrix of the K points); a Newton step of the
 interior-point solve counts :func:`newton_step_cost`, a symmetric start's step a / K of one (a free
 representatives). The same seed on the same kind of device spends the same work and returns the same
-bits; ``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far. Measurements behind the defaults are in
-docs/results.md.
+bits; ``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far. Measurements
+behind the defaults are in docs/results.md.
 """
 
 from __future__ import annotations
@@ -100,6 +100,10 @@ class SearchSettings(ValidatedSettings):
       init_steps: steps of the anneal (t 0.1 -> 1e-9) of a random member when a population is drawn.
       relax_steps: Adam steps of the overlap-penalty relaxation per round (for d > ``interior_max_d``).
       finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round.
+      long_finish_steps: the other half of the population finishes with this many steps (0: every
+        member with ``finish_steps``): a portfolio of two finish lengths, since the anneal's end
+        decides which local optimum the interior-point solve reaches; the selection after each
+        round moves the better configurations between the halves.
       interior_iters: Newton steps of the interior-point finish for d <= ``interior_max_d``; 0 none.
       interior_max_d: the largest d with the interior-point finish (its Newton system has (d - 1) K
         unknowns; above, the relaxation and the anneal's exact chord judge).
@@ -127,6 +131,7 @@ class SearchSettings(ValidatedSettings):
     init_steps: int = 2000
     relax_steps: int = 300
     finish_steps: int = 300
+    long_finish_steps: int = 1000
     max_moves: int = 0
     growth: float = 0.01
     symmetric_starts: int = 32
@@ -155,6 +160,7 @@ class SearchSettings(ValidatedSettings):
                 "interior_iters",
                 "interior_max_d",
                 "relax_steps",
+                "long_finish_steps",
             ),
             0,
         )
@@ -178,11 +184,17 @@ class SearchSettings(ValidatedSettings):
         """Member-steps of one member's search round (relaxation, finish, interior-point solve)."""
         exact = self.exact_for(d)
         newton = newton_step_cost(d, K) * self.interior_iters if exact else 0.0
-        return self.finish_steps + (0 if exact else self.relax_steps) + newton
+        return self.finish_cost(d, K) + (0 if exact else self.relax_steps) + newton
+
+    def finish_cost(self, d: int, K: int) -> float:
+        """The finish's steps per member, averaged over the population (:attr:`long_finish_steps`)."""
+        R = self.population_for(d, K)
+        long = R // 2 if self.long_finish_steps else 0
+        return (self.finish_steps * (R - long) + self.long_finish_steps * long) / R
 
     def draw_cost(self, d: int, K: int) -> float:
         """Member-steps of one member of a new population (its anneal and interior-point solve)."""
-        return self.round_cost(d, K) - self.finish_steps + self.init_steps
+        return self.round_cost(d, K) - self.finish_cost(d, K) + self.init_steps
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
@@ -279,6 +291,8 @@ def _programs(d: int, K: int, s: SearchSettings):
     init_temps = geometric(0.1, 1e-9, s.init_steps)
     seed_temps = geometric(1e-3, 1e-9, s.init_steps)
     finish_temps = geometric(1e-3, 1e-9, s.finish_steps)
+    long_temps = geometric(1e-3, 1e-9, s.long_finish_steps or 1)
+    half = R // 2 if s.long_finish_steps else 0  # the last ``half`` members finish with ``long_temps``
     spacing = K ** (-1.0 / (d - 1))
 
     anneal_opt = riemannian_adam({"W": col})
@@ -334,12 +348,12 @@ def _programs(d: int, K: int, s: SearchSettings):
         X, _ = jax.lax.fori_loop(0, moves, body, (X, k_loop))
         return X
 
-    def member_round(key, X, c):
+    def member_round(key, X, c, temps):
         k_move, k_growth = jax.random.split(key)
         Y = move(k_move, X)
         if s.relax_steps and not exact:
             Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)))
-        Y = finish(Y, finish_temps)
+        Y = finish(Y, temps)
         cy = _min_chord(Y)
         better = cy > c
         return jnp.where(better, Y, X), jnp.where(better, cy, c)
@@ -358,7 +372,12 @@ def _programs(d: int, K: int, s: SearchSettings):
 
     @jax.jit
     def search_round(key, X, c):
-        X, c = jax.vmap(member_round)(jax.random.split(key, R), X, c)
+        keys, n = jax.random.split(key, R), R - half
+        X0, c0 = jax.vmap(lambda k, x, c: member_round(k, x, c, finish_temps))(keys[:n], X[:n], c[:n])
+        if half:
+            X1, c1 = jax.vmap(lambda k, x, c: member_round(k, x, c, long_temps))(keys[n:], X[n:], c[n:])
+            X0, c0 = jnp.concatenate([X0, X1]), jnp.concatenate([c0, c1])
+        X, c = X0, c0
         q = max(1, R // 8)
         order = jnp.argsort(-c)
         src = jnp.arange(R).at[order[R - q :]].set(order[:q])
