@@ -188,9 +188,13 @@ def part_seeds(d, Ks, seeds):
     rows = {(r["d"], r["K"], r["seed"]): r for r in data.get("seeds", [])}
     for K in Ks:
         for seed in seeds:
-            sol, wall, log = solve_cli("tammes", d, K, "--seed", str(seed))
+            sol, wall, log = solve_cli("tammes", d, K, "--seed", str(seed), "--save", "/tmp/tammes_seeds")
             reference = max(best.get(K, 0.0), dev.get(K, 0.0))
             angle = sol["min_angle_deg"]
+            if angle > reference + 1e-6:  # a code above the best we know: keep it
+                (RESULTS / "records").mkdir(exist_ok=True)
+                W = np.load(f"/tmp/tammes_seeds/tammes_d{d}_K{K}.npy")
+                np.save(RESULTS / "records" / f"tammes_d{d}_K{K}_seed{seed}.npy", W)
             rows[(d, K, seed)] = row = {
                 "d": d,
                 "K": K,
