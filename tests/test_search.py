@@ -25,7 +25,7 @@ from gnc_jax._src.search import (
 )
 from gnc_jax._src.symmetric import rotation_group, special_orbits
 
-SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600)
+SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600, long_finish_steps=0)
 
 
 def dev_target(K):
@@ -53,7 +53,7 @@ def test_members_are_judged_at_their_exact_local_optimum():
     # At d = 3 every member ends with the interior-point solve: the result is its local optimum, which
     # the exact SLP polish (a second method) cannot raise. Without it (the 300-step log-sum-exp finish
     # alone) the result sits measurably below its local optimum: the noise that misranked moves.
-    s = SMALL.replace(rounds=3, symmetric_starts=0, energy_members=0, long_finish_steps=0)
+    s = SMALL.replace(rounds=3, symmetric_starts=0, energy_members=0)
     for iters, raised in ((s.interior_iters, False), (0, True)):
         res = search_tammes(3, 30, jax.random.key(0), s.replace(interior_iters=iters))
         polished = gnc_jax.tammes_margin(polish(TAMMES, {"W": res.W}).params["W"])
@@ -295,7 +295,8 @@ def test_restarts_set_the_search_population_unless_it_is_given():
     assert split_overrides({"restarts": 64, "search_population": 8})[0] == {"population": 8}
     assert split_overrides({"restarts": -1})[0] == {} and split_overrides({"steps": 5})[0] == {}
     tiny = dict(seed=0, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
-    tiny |= dict(search_finish_steps=50, search_interior_iters=5)
+    tiny |= dict(search_finish_steps=50, search_long_finish_steps=0, search_interior_iters=5)
+    tiny |= dict(search_energy_members=0, search_cross_seed=False)
     assert gnc_jax.solve_tammes(3, 13, restarts=4, **tiny).restarts == 4  # the population it searched
     assert gnc_jax.solve_tammes(3, 13, restarts=4, search_population=6, **tiny).restarts == 6
     with pytest.raises(ValueError, match="restarts"):
@@ -315,6 +316,8 @@ def test_the_budget_is_work_not_time():
     np.testing.assert_array_equal(a.W, b.W)
     assert a.work == b.work == pytest.approx(first + expected * s.population * s.round_cost(3, 16), rel=1e-12)
     assert SearchSettings(population=64).budget(3, 40) == 2 * SearchSettings(population=32).budget(3, 40)
+    # The portfolio: half of the members finish with the long schedule, and the cost counts both.
+    assert SearchSettings(population=8).finish_cost(3, 40) == (4 * 300 + 4 * 1000) / 8
     costs = [SearchSettings().round_cost(3, K) for K in (13, 64, 130, 200)]
     assert costs == sorted(costs) and costs[0] < costs[-1]
 
