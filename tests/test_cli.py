@@ -120,6 +120,14 @@ def test_table_output():
         (["solve", "tammes", "--d", "3", "--K", "16", "--time-limit", "nan"], "--time-limit must be"),
         (["solve", "tammes", "--d", "3", "--K", "16", "--search-population", "0"], "--search-population"),
         (
+            ["solve", "tammes", "--d", "3", "--K", "16", "--search-work-per-member", "0"],
+            "--search-work-per-member",
+        ),
+        (
+            ["solve", "ufm", "--d", "3", "--K", "4", "--tau", "1", "--search-work-per-member", "9"],
+            "--search-work-per-member does not apply to ufm",
+        ),
+        (
             ["solve", "hardmax", "--d", "3", "--K", "4", "--time-limit", "5"],
             "applies to tammes, softmax-code",
         ),
