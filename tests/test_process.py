@@ -123,7 +123,7 @@ def test_compiled_programs_are_released_when_the_memory_maps_crowd():
 
 BUDGET = dict(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
 SEARCH = dict(search_population=4, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
-SEARCH |= dict(search_long_finish_steps=0, search_energy_members=0)
+SEARCH |= dict(search_long_finish_steps=0, search_energy_members=0, search_cross_seed=False)
 
 
 @pytest.mark.parametrize("asked", [False, True], ids=["library default", "release_memory=True"])
@@ -170,7 +170,8 @@ with mock.patch.object(batch, "release_compiled_programs", lambda: jax.clear_cac
     gnc_jax.solve_pairs("tammes", [(3, 13)], seed=0, restarts=2, steps=100, hop_rounds=0,
                         lp_polish_iters=0, search_population=4, search_rounds=1,
                         search_symmetric_starts=0, search_init_steps=100,
-                        search_long_finish_steps=0, search_energy_members=0)
+                        search_long_finish_steps=0, search_energy_members=0,
+                        search_cross_seed=False)
     gnc_jax.plots.plot_store([], tempfile.mkdtemp())
     assert cli.main(["table", "/nonexistent.csv"]) == 2
 f(jnp.ones(2))

@@ -110,14 +110,14 @@ def test_snub_cube_through_the_default_api():
 def test_same_key_same_configuration_and_seeds_are_never_lost():
     # Restarts every 2 rounds without a gain: fresh populations are drawn, and the same key still
     # gives the same configuration.
-    settings = SMALL.replace(rounds=6, restart_after=2, energy_members=0)
+    settings = QUICK.replace(rounds=6, restart_after=2)
     a = search_tammes(3, 14, jax.random.key(3), settings)
     b = search_tammes(3, 14, jax.random.key(3), settings)
     assert a.restarts >= 1 and a.restarts == b.restarts
     np.testing.assert_array_equal(a.W, b.W)
     # A given configuration joins the population (renormalised: rounding of 1e-16): the result is at
     # least as good.
-    seeded = search_tammes(3, 14, jax.random.key(4), SMALL.replace(rounds=1), seeds=[a.W])
+    seeded = search_tammes(3, 14, jax.random.key(4), QUICK.replace(rounds=1), seeds=[a.W])
     assert seeded.min_chord >= a.min_chord - 1e-15
 
 
@@ -159,6 +159,9 @@ def test_a_searched_pair_reports_how_its_search_stopped():
         search_symmetric_starts=0,
         search_init_steps=200,
         search_finish_steps=50,
+        search_long_finish_steps=0,
+        search_energy_members=0,
+        search_cross_seed=False,
     )
     capped = gnc_jax.solve_tammes(3, 16, lp_polish_iters=0, search_rounds=2, **budget)
     assert capped.status == "max_steps" and np.isfinite(capped.residual) and capped.status_note == ""
