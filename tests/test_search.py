@@ -312,7 +312,7 @@ def test_the_budget_is_work_not_time():
     # first population's; the same key spends the same work and gives the same bits; the budget and
     # each round's cost grow with the pair (the Newton steps of the interior-point finish with K).
     s = SMALL.replace(rounds=10**6, patience=10**6, restart_after=0, symmetric_starts=0, energy_members=0)
-    s = s.replace(work_per_member=3000, interior_iters=20)
+    s = s.replace(work_per_member=1000, interior_iters=20)
     first = s.population * s.draw_cost(3, 16)
     expected = int((s.budget(3, 16) - first) // (s.population * s.round_cost(3, 16)))
     a, b = (search_tammes(3, 16, jax.random.key(1), s) for _ in range(2))
@@ -320,6 +320,7 @@ def test_the_budget_is_work_not_time():
     np.testing.assert_array_equal(a.W, b.W)
     assert a.work == b.work == pytest.approx(first + expected * s.population * s.round_cost(3, 16), rel=1e-12)
     assert SearchSettings(population=64).budget(3, 40) == 2 * SearchSettings(population=32).budget(3, 40)
+    assert SearchSettings(population=32).budget(5, 64) == 2 * SearchSettings(population=32).budget(3, 16)
     # The portfolio: half of the members finish with the long schedule, and the cost counts both.
     assert SearchSettings(population=8).finish_cost(3, 40) == (4 * 300 + 4 * 1000) / 8
     costs = [SearchSettings().round_cost(3, K) for K in (13, 64, 130, 200)]

@@ -59,14 +59,13 @@ GROUPS = ("C2", "C3", "C4", "C5", "C6", "D2", "D3", "D4", "D5", "D6", "T", "O", 
 
 def newton_step_cost(d: int, K: int) -> float:
     """The cost of one Newton step of the interior-point finish in member-steps (the work budget's
-    unit: one anneal step of one member, a K x K Gram matrix of d-vectors): a dense Cholesky
-    factorisation of (d - 1) K unknowns against one Gram matrix, ((d - 1) K)^3 / (d K^2) in flops,
-    scaled to the CPU measurement at d = 3 (K / 26 member-steps, docs/results.md).
+    unit: one anneal step of one member, about 4 d K^2 flops for its Gram matrix and gradient): a
+    dense Cholesky factorisation of (d - 1) K unknowns, ((d - 1) K)^3 / 3 flops.
 
     >>> round(newton_step_cost(3, 130), 3)
-    5.024
+    28.889
     """
-    return (d - 1) ** 3 * K / (69 * d)
+    return (d - 1) ** 3 * K / (12 * d)
 
 
 def default_population(d: int, K: int) -> int:
@@ -91,7 +90,8 @@ class SearchSettings(ValidatedSettings):
         (:func:`default_population`; the solvers' ``restarts`` keyword sets it too unless
         ``search_population`` is given, :func:`split_overrides`).
       work_per_member: the work budget, in member-steps (:func:`newton_step_cost`) per member of the
-        population: the search spends at most ``population * work_per_member``.
+        population and per sqrt(K): the search spends at most ``population * work_per_member * sqrt(K)``
+        (a larger code takes more rounds to settle).
       rounds: search rounds at most (0: no search); the budget ends a default run first.
       patience: stop after this many rounds without a gain of the best chord by more than
         1e-10 (relative).
@@ -124,7 +124,7 @@ class SearchSettings(ValidatedSettings):
     """
 
     population: int = 0
-    work_per_member: int = 20_000
+    work_per_member: int = 4500
     rounds: int = 1000
     patience: int = 40
     restart_after: int = 10
@@ -177,8 +177,8 @@ class SearchSettings(ValidatedSettings):
         return self.population or default_population(d, K)
 
     def budget(self, d: int, K: int) -> float:
-        """The work budget of one pair, in member-steps: population x ``work_per_member``."""
-        return self.population_for(d, K) * self.work_per_member
+        """The work budget of one pair, in member-steps: population x ``work_per_member`` x sqrt(K)."""
+        return self.population_for(d, K) * self.work_per_member * K**0.5
 
     def round_cost(self, d: int, K: int) -> float:
         """Member-steps of one member's search round (relaxation, finish, interior-point solve)."""
