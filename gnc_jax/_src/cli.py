@@ -138,8 +138,8 @@ def _search_arguments(parser) -> None:
         "--search-work-per-member",
         type=_int_at_least("search-work-per-member", 1),
         default=None,
-        help="the search's deterministic work budget in member-steps per member of the population "
-        "(default 20000; the same count on any machine: --time-limit bounds the wall clock)",
+        help="the search's deterministic work budget in member-steps per member of the population and "
+        "per sqrt(K) (default 4500; the same count on any machine: --time-limit bounds the wall clock)",
     )
     parser.add_argument(
         "--search-population",

@@ -366,9 +366,9 @@ def _programs(d: int, K: int, s: SearchSettings):
         X = jnp.where(proposed[:, None, None], proposals, X)
         temps = jnp.where(proposed[:, None], seed_temps, init_temps)
         Y = jax.vmap(finish)(X, temps)
-        keep = proposed & (given | (jax.vmap(_min_chord)(X) >= jax.vmap(_min_chord)(Y)))
-        X = jnp.where(keep[:, None, None], X, Y)
-        return X, jax.vmap(_min_chord)(X)
+        cX, cY = jax.vmap(_min_chord)(X), jax.vmap(_min_chord)(Y)
+        keep = proposed & (given | (cX >= cY))
+        return jnp.where(keep[:, None, None], X, Y), jnp.where(keep, cX, cY)
 
     @jax.jit
     def search_round(key, X, c):
