@@ -50,6 +50,7 @@ def test_parse_int_spec_errors(text, match):
         parse_int_spec(text, "K")
 
 
+@pytest.mark.slow
 def test_json_output_and_save(tmp_path):
     out = run_cli(
         "solve",
@@ -235,6 +236,7 @@ def test_bad_input_subprocess_has_no_traceback():
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_demo_writes_csv_and_picture(tmp_path):
     from gnc_jax._src import demo
 

@@ -49,6 +49,7 @@ def test_cmf_classifier_trains():
     assert hist[-1]["train_accuracy"] > 0.95 and hist[-1]["gnc3"] < hist[0]["gnc3"]
 
 
+@pytest.mark.slow
 def test_verify_network_cli_writes_metrics(tmp_path, capsys):
     out = tmp_path / "run"
     rc = cli.main(

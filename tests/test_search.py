@@ -50,6 +50,7 @@ def test_search_reaches_a_best_known_code_the_annealer_misses():
     np.testing.assert_allclose(np.linalg.norm(res.W, axis=0), 1.0, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_members_are_judged_at_their_exact_local_optimum():
     # At d = 3 every member ends with the interior-point solve: the result is its local optimum, which
     # the exact SLP polish (a second method) cannot raise. Without it (the 300-step log-sum-exp finish
