@@ -40,6 +40,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,6 +81,20 @@ def solve_cli(problem, d, K, *extra, timeout=None):
     wall = time.perf_counter() - t
     log = [line for line in out.stderr.splitlines() if line.startswith("search")][-1:]
     return json.loads(out.stdout.strip().splitlines()[-1]), wall, log
+
+
+def solve_tammes_cli(d, K, *extra):
+    """:func:`solve_cli` for a Tammes pair, with its configuration (``--save`` into a temporary folder)."""
+    with tempfile.TemporaryDirectory() as folder:
+        sol, wall, log = solve_cli("tammes", d, K, *extra, "--save", folder)
+        W = np.load(Path(folder) / f"tammes_d{d}_K{K}.npy")
+    return sol, wall, log, W
+
+
+def keep_record(W, name):
+    """A configuration above the best value we know, kept under results/records/."""
+    (RESULTS / "records").mkdir(exist_ok=True)
+    np.save(RESULTS / "records" / name, W)
 
 
 def part_higher(ds, Ks):
@@ -163,8 +178,7 @@ def part_dev(Ks):
     for K, best_known in dev_rows():
         if Ks and K not in Ks:
             continue
-        with_cfg = RESULTS / "records"
-        sol, wall, log = solve_cli("tammes", 3, K, "--save", "/tmp/tammes_search")
+        sol, wall, log, W = solve_tammes_cli(3, K)
         angle = sol["min_angle_deg"]
         row = {
             "K": K,
@@ -174,14 +188,12 @@ def part_dev(Ks):
             "reached": angle >= best_known - 1e-6,
             "record": angle > best_known + 1e-6,
             "wall_s": round(wall, 1),
-            "budget_s": 60 if K <= 64 else 180,
+            "budget_s": time_budget(3, K),
             "status": sol["status"],
             "rounds_log": log,
         }
         if row["record"]:
-            with_cfg.mkdir(exist_ok=True)
-            W = np.load(f"/tmp/tammes_search/tammes_d3_K{K}.npy")
-            np.save(with_cfg / f"tammes_d3_K{K}.npy", W)
+            keep_record(W, f"tammes_d3_K{K}.npy")
         rows[K] = row
         print(json.dumps(row), flush=True)
         data["dev"] = [rows[k] for k in sorted(rows)]
@@ -198,13 +210,11 @@ def part_seeds(d, Ks, seeds):
     rows = {(r["d"], r["K"], r["seed"]): r for r in data.get("seeds", [])}
     for K in Ks:
         for seed in seeds:
-            sol, wall, log = solve_cli("tammes", d, K, "--seed", str(seed), "--save", "/tmp/tammes_seeds")
+            sol, wall, log, W = solve_tammes_cli(d, K, "--seed", str(seed))
             reference = max(best.get(K, 0.0), dev.get(K, 0.0))
             angle = sol["min_angle_deg"]
-            if angle > reference + 1e-6:  # a code above the best we know: keep it
-                (RESULTS / "records").mkdir(exist_ok=True)
-                W = np.load(f"/tmp/tammes_seeds/tammes_d{d}_K{K}.npy")
-                np.save(RESULTS / "records" / f"tammes_d{d}_K{K}_seed{seed}.npy", W)
+            if angle > reference + 1e-6:
+                keep_record(W, f"tammes_d{d}_K{K}_seed{seed}.npy")
             rows[(d, K, seed)] = row = {
                 "d": d,
                 "K": K,

@@ -21,6 +21,10 @@ import gnc_jax  # noqa: F401
 
 DATA = Path(__file__).parent / "data"
 
+# The search's keywords without its costlier sources (softmax seed, long finish, energy members): for
+# tests that check results at small K or the plumbing, not the portfolio.
+SEARCH_LEAN = dict(search_cross_seed=False, search_long_finish_steps=0, search_energy_members=0)
+
 
 def known_tammes():
     """Rows of the proven/best-known Tammes table (a copy of shared/reference/tammes_known.csv)."""

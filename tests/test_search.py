@@ -8,7 +8,7 @@ import re
 import jax
 import numpy as np
 import pytest
-from conftest import DATA, known_tammes
+from conftest import DATA, SEARCH_LEAN, known_tammes
 
 import gnc_jax
 from gnc_jax._src.objectives import TAMMES
@@ -55,7 +55,7 @@ def test_members_are_judged_at_their_exact_local_optimum():
     # At d = 3 every member ends with the interior-point solve: the result is its local optimum, which
     # the exact SLP polish (a second method) cannot raise. Without it (the 300-step log-sum-exp finish
     # alone) the result sits measurably below its local optimum: the noise that misranked moves.
-    s = SMALL.replace(rounds=3, symmetric_starts=0, energy_members=0)
+    s = QUICK.replace(rounds=3)
     for iters, raised in ((s.interior_iters, False), (0, True)):
         res = search_tammes(3, 30, jax.random.key(0), s.replace(interior_iters=iters))
         polished = gnc_jax.tammes_margin(polish(TAMMES, {"W": res.W}).params["W"])
@@ -160,9 +160,7 @@ def test_a_searched_pair_reports_how_its_search_stopped():
         search_symmetric_starts=0,
         search_init_steps=200,
         search_finish_steps=50,
-        search_long_finish_steps=0,
-        search_energy_members=0,
-        search_cross_seed=False,
+        **SEARCH_LEAN,
     )
     capped = gnc_jax.solve_tammes(3, 16, lp_polish_iters=0, search_rounds=2, **budget)
     assert capped.status == "max_steps" and np.isfinite(capped.residual) and capped.status_note == ""
@@ -300,8 +298,7 @@ def test_restarts_set_the_search_population_unless_it_is_given():
     assert split_overrides({"restarts": 64, "search_population": 8})[0] == {"population": 8}
     assert split_overrides({"restarts": -1})[0] == {} and split_overrides({"steps": 5})[0] == {}
     tiny = dict(seed=0, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
-    tiny |= dict(search_finish_steps=50, search_long_finish_steps=0, search_interior_iters=5)
-    tiny |= dict(search_energy_members=0, search_cross_seed=False)
+    tiny |= dict(search_finish_steps=50, search_interior_iters=5, **SEARCH_LEAN)
     assert gnc_jax.solve_tammes(3, 13, restarts=4, **tiny).restarts == 4  # the population it searched
     assert gnc_jax.solve_tammes(3, 13, restarts=4, search_population=6, **tiny).restarts == 6
     with pytest.raises(ValueError, match="restarts"):
@@ -312,7 +309,7 @@ def test_the_budget_is_work_not_time():
     # Without restarts or patience, the rounds are exactly those whose work fits the budget after the
     # first population's; the same key spends the same work and gives the same bits; the budget and
     # each round's cost grow with the pair (the Newton steps of the interior-point finish with K).
-    s = SMALL.replace(rounds=10**6, patience=10**6, restart_after=0, symmetric_starts=0, energy_members=0)
+    s = QUICK.replace(rounds=10**6, patience=10**6, restart_after=0)
     s = s.replace(work_per_member=1000, interior_iters=20)
     first = s.population * s.draw_cost(3, 16)
     expected = int((s.budget(3, 16) - first) // (s.population * s.round_cost(3, 16)))

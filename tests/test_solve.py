@@ -2,15 +2,11 @@
 
 import numpy as np
 import pytest
-from conftest import known_tammes
+from conftest import SEARCH_LEAN, known_tammes
 
 import gnc_jax
 from gnc_jax._src import theory
 from gnc_jax._src.driver import SolverSettings
-
-# The search without its costlier sources (softmax seed, long finish, energy): enough where a test
-# checks the result at small K, not the portfolio.
-SEARCH_LEAN = dict(search_cross_seed=False, search_long_finish_steps=0, search_energy_members=0)
 
 
 def theorem_3_3_pairs():
