@@ -120,6 +120,7 @@ def test_table_output():
         (["solve", "tammes", "--d", "3", "--K", "16", "--time-limit", "0"], "--time-limit must be"),
         (["solve", "tammes", "--d", "3", "--K", "16", "--time-limit", "nan"], "--time-limit must be"),
         (["solve", "tammes", "--d", "3", "--K", "16", "--search-population", "0"], "--search-population"),
+        (["sweep", "tammes", "--d", "3", "--K", "16", "--search-stack", "0"], "--search-stack"),
         (
             ["solve", "tammes", "--d", "3", "--K", "16", "--search-work-per-member", "0"],
             "--search-work-per-member",

@@ -96,3 +96,20 @@ def test_a_batch_is_solved_as_each_member_alone():
         alone = solved(W, 40)
         np.testing.assert_allclose(Y.T @ Y, alone.T @ alone, atol=1e-9)
         assert tammes_margin(Y) == pytest.approx(tammes_margin(alone), rel=1e-12)
+
+
+def test_padded_points_are_in_no_constraint_and_stay_put():
+    # Pairs of several sizes share one program padded to K_max: a (3, 12) configuration with 4
+    # padded columns, some of them on top of real points (where, unmasked, they would be the
+    # closest pair by far), ends at the same local optimum as alone, the padding untouched.
+    W = perturbed(icosahedron(), 2e-3, seed=5)
+    pad = np.concatenate([W[:, :2], perturbed(icosahedron(), 0.3, seed=6)[:, :2]], axis=1)
+    padded = np.concatenate([W, pad], axis=1)
+    col = jnp.arange(16) < 12
+    run = jax.jit(lambda X, col: interior_point(X, 80, col=col))
+    Y = np.asarray(run(jnp.asarray(padded), col))
+    np.testing.assert_allclose(Y[:, 12:], pad, atol=1e-15)  # renormalised only
+    alone = solved(W)
+    np.testing.assert_allclose(Y[:, :12].T @ Y[:, :12], alone.T @ alone, atol=1e-9)
+    assert tammes_margin(Y[:, :12]) == pytest.approx(tammes_margin(alone), rel=1e-12)
+    assert tammes_margin(alone) == pytest.approx(tammes_margin(icosahedron()), rel=1e-12)

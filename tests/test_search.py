@@ -20,6 +20,7 @@ from gnc_jax._src.search import (
     angle_deg,
     default_population,
     energy_codes,
+    search_stack,
     search_tammes,
     split_overrides,
 )
@@ -223,6 +224,7 @@ def test_initial_configurations_join_the_tammes_solution():
         (dict(growth=0.0), "growth"),
         (dict(max_moves=-2), "max_moves"),
         (dict(holes_per_point=0), "holes_per_point"),
+        (dict(stack=0), "stack"),
     ],
 )
 def test_search_settings_validation(kwargs, match):
@@ -330,3 +332,23 @@ def test_the_population_is_sized_to_the_device():
     assert default_population(3, 40) == 16 * len(os.sched_getaffinity(0))
     assert SearchSettings().population_for(3, 40) == default_population(3, 40)
     assert SearchSettings(population=8).population_for(3, 40) == 8
+
+
+def test_pairs_stacked_in_one_round_are_searched_as_alone():
+    # stack = 2: (3, 13), (3, 14), (3, 15) padded to 16 points in two slots of one compiled round, the
+    # third entering when a slot frees. Padded points are in no chord, move or constraint: each result
+    # is a (3, K) code at the proven optimum (13, 14), and a pair's result depends on its key and
+    # settings, not on its slot or its neighbour.
+    s = QUICK.replace(stack=2, rounds=6, patience=7)
+    keys = {K: jax.random.key(K) for K in (13, 14, 15)}
+    res = dict(zip((13, 14, 15), search_stack(3, [13, 14, 15], [keys[K] for K in (13, 14, 15)], s)))
+    proven = {r["K"]: r["angle"] for r in known_tammes() if r["d"] == 3 and r["proven"]}
+    for K, r in res.items():
+        assert r.W.shape == (3, K) and r.min_chord == gnc_jax.tammes_margin(r.W)
+        assert r.rounds == 6 and r.stopped_by == "rounds"
+    for K in (13, 14):
+        assert angle_deg(res[K].min_chord) == pytest.approx(proven[K], abs=1e-9)
+    other = search_stack(3, [15, 14], [keys[15], keys[14]], s)[1]  # 14 in the other slot, beside 15
+    np.testing.assert_array_equal(other.W, res[14].W)
+    with pytest.raises(ValueError, match="keys"):
+        search_stack(3, [13, 14], [keys[13]], s)

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import known_tammes
+from conftest import SEARCH_LEAN, known_tammes
 from test_cli import run_cli
 
 import gnc_jax
@@ -112,6 +112,21 @@ def test_a_slow_pair_does_not_hold_back_the_other_workers_rows(tmp_path, monkeyp
     rep = sweep("tammes", [2], [3, 4, 5], out=out, seed=0, batch_size=1, workers=2, progress=None, **BUDGET)
     assert seen == [[4, 5]] and rep.solved == 3
     assert sorted(r["K"] for r in store.read_rows(out)) == [3, 4, 5]
+
+
+@pytest.mark.slow
+def test_a_sweep_searches_a_stack_of_pairs_in_one_call(tmp_path, monkeypatch):
+    # --search-stack 2: the batch holds both pairs (not the CPU's one per batch) and the search gets
+    # them together, padded to 16 points; the rows are the proven optima, as one at a time.
+    from gnc_jax._src import batch
+
+    stacks, real_search = [], batch.search_stack
+    monkeypatch.setattr(batch, "search_stack", lambda d, Ks, *a: stacks.append(Ks) or real_search(d, Ks, *a))
+    out = tmp_path / "codes.csv"
+    search = dict(search_stack=2, search_rounds=6, search_symmetric_starts=0, search_init_steps=600)
+    rep = sweep("tammes", [3], [13, 14], out=out, seed=0, progress=None, **BUDGET, **search, **SEARCH_LEAN)
+    assert rep.solved == 2 and stacks == [[13, 14]]
+    check_rows(store.read_rows(out), [(3, 13), (3, 14)], out)
 
 
 def test_a_failed_rows_reason_is_kept_in_the_store(tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ from gnc_jax._src.driver import STATUS_NAMES, SolverSettings, axis_map, solve_pa
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem, get_problem
 from gnc_jax._src.polish import polish
-from gnc_jax._src.search import SearchSettings, search_tammes, split_overrides
+from gnc_jax._src.search import SearchSettings, search_stack, split_overrides
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import SolutionCore, Status
 from gnc_jax._src.theory import softmax_code_closed_form, tammes_closed_form
@@ -318,16 +318,18 @@ def solve_pairs(
         also run the search and start their polish from the Tammes configuration when its
         one-vs-rest margin is larger (the softmax code reported is never below the margin of the
         Tammes code found).
-      time_limit: seconds per searched pair: its search stops after the round that spends them
-        and returns the best configuration so far (anytime). Ctrl-C does the same.
+      time_limit: seconds per searched pair (from when its search starts; pairs searched together,
+        ``search_stack``, share the clock): its search stops after the round that spends them and
+        returns the best configuration so far (anytime). Ctrl-C does the same.
       initial: {(d, K): configuration or list of configurations} that join the search's population
         (e.g. the softmax codes of a store, to seed the Tammes search).
       progress: a text stream (e.g. ``sys.stderr``) for the search's per-round lines, a line after
         each bucket (pairs done, elapsed, ETA) and, while a bucket's compiled solve runs longer than
         10 s, a line every 10 s (steps done, ETA); or None.
-      release_memory: drop JAX's compilation caches after a searched pair when the process's memory
-        maps near the kernel's limit (:func:`gnc_jax._src.process.release_compiled_programs`; this
-        also drops the caller's compiled programs, so it is off unless asked; ``gnc-jax`` asks).
+      release_memory: drop JAX's compilation caches after each search (a pair or a stack) when the
+        process's memory maps near the kernel's limit
+        (:func:`gnc_jax._src.process.release_compiled_programs`; this also drops the caller's
+        compiled programs, so it is off unless asked; ``gnc-jax`` asks).
 
     Returns:
       One `Solution` per pair, in order.
@@ -372,12 +374,22 @@ def solve_pairs(
                 )
                 for i, code in zip(seeded, codes):
                     initial[i] = [*initial.get(i, ()), code.W]
+        stacks = {}  # pairs searched together: one dimension, one padded size
         for i, (dd, kk) in enumerate(pairs):
             if search.applies(kk) and (problem == "tammes" or search.cross_seed):
-                searched[i] = search_tammes(
-                    dd, kk, pair_key(dd, kk), search, initial.get(i, ()), time_limit, progress
-                )
-            if release_memory:  # each searched pair compiles programs of its own
+                stacks.setdefault((dd, search.padded(kk)), []).append(i)
+        for (dd, _), members in stacks.items():
+            found = search_stack(
+                dd,
+                [pairs[i][1] for i in members],
+                [pair_key(*pairs[i]) for i in members],
+                search,
+                [initial.get(i, ()) for i in members],
+                time_limit,
+                progress,
+            )
+            searched.update(zip(members, found))
+            if release_memory:  # each stack compiles programs of its own
                 release_compiled_programs()
     # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
     # and by the restarts the pair gets (so a pair's result does not depend on the rest of the batch).

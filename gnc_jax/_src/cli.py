@@ -148,9 +148,16 @@ def _search_arguments(parser) -> None:
         help="configurations the search moves in parallel (default: --restarts if given, else sized to "
         "the device: 16 per CPU core): the restart axis of searched pairs, what an accelerator buys",
     )
+    parser.add_argument(
+        "--search-stack",
+        type=_int_at_least("search-stack", 1),
+        default=None,
+        help="pairs of one d searched at once in one compiled round, padded to a multiple of 8 points, "
+        "a device-sized population divided among them (default 1: one pair at a time, unpadded)",
+    )
 
 
-SEARCH_OPTIONS = ("search_rounds", "search_population", "search_work_per_member")
+SEARCH_OPTIONS = ("search_rounds", "search_population", "search_work_per_member", "search_stack")
 # Options whose applicability the registry decides (gnc_jax._src.registry.Family.options).
 _FAMILY_OPTIONS = ("n", "tau", "weight_decay", "counts", "lambda_w", "lambda_h", "time_limit")
 

@@ -43,26 +43,32 @@ def _moved(X, B, u):
     return Y / jnp.linalg.norm(Y, axis=0)
 
 
-def _slacks(X, s):
-    """s - <w_i, w_j> on the pairs i < j, 1 elsewhere."""
-    K = X.shape[1]
-    upper = jnp.triu(jnp.ones((K, K), bool), 1)
-    return jnp.where(upper, s - X.T @ X, 1.0)
+def _pairs(col, upper: bool):
+    """The constrained pairs: i != j (or i < j where ``upper``), both real points (``col``)."""
+    K = col.shape[0]
+    shape = jnp.triu(jnp.ones((K, K), bool), 1) if upper else ~jnp.eye(K, dtype=bool)
+    return shape & col[:, None] & col[None, :]
 
 
-def _merit(X, s, tau):
+def _slacks(X, s, col):
+    """s - <w_i, w_j> on the constrained pairs i < j, 1 elsewhere."""
+    return jnp.where(_pairs(col, True), s - X.T @ X, 1.0)
+
+
+def _merit(X, s, tau, col):
     """The barrier merit s - tau sum_{i<j} log(s - <w_i, w_j>) and the slacks (+inf when infeasible)."""
-    g = _slacks(X, s)
+    g = _slacks(X, s, col)
     value = s - tau * jnp.sum(jnp.log(jnp.maximum(g, 1e-300)))
     return jnp.where(jnp.all(g > 0), value, jnp.inf), g
 
 
-def _newton_direction(X, s, lam, tau, reg):
+def _newton_direction(X, s, lam, tau, reg, col):
     """The primal-dual Newton direction (du (K, d - 1), ds, dlam (K, K)), whether it is finite, and
-    the tangent bases. ``lam`` is symmetric with a zero diagonal (lam[i, j] is pair {i, j}'s)."""
+    the tangent bases. ``lam`` is symmetric with a zero diagonal (lam[i, j] is pair {i, j}'s); a
+    padded point (not in ``col``) is in no constraint and gets an identity block (it stays put)."""
     d, K = X.shape
     m = d - 1
-    off = ~jnp.eye(K, dtype=bool)
+    off = _pairs(col, False)
     g = jnp.where(off, s - X.T @ X, 1.0)
     D = jnp.where(off, lam / g, 0.0)
     B = tangent_bases(X)
@@ -85,7 +91,8 @@ def _newton_direction(X, s, lam, tau, reg):
     rhs_u = -jnp.einsum("ij,ijm->im", r, a).reshape(-1)
     rhs_s = 1.0 - 0.5 * jnp.sum(r)
     scale = jnp.maximum(jnp.max(jnp.diag(A)), 1e-300)
-    L = jnp.linalg.cholesky(A / scale + reg * jnp.eye(K * m, dtype=X.dtype))
+    padded = jnp.repeat(jnp.where(col, 0.0, 1.0), m).astype(X.dtype)
+    L = jnp.linalg.cholesky(A / scale + reg * jnp.eye(K * m, dtype=X.dtype) + jnp.diag(padded))
     du = jax.scipy.linalg.cho_solve((L, True), (rhs_u - b * rhs_s / D_sum) / scale).reshape(K, m)
     ds = (b @ du.reshape(-1) - rhs_s) / D_sum
     P = jnp.sum(a * du[:, None, :], axis=2)  # the change of <w_i, w_j> from w_i's move
@@ -95,7 +102,7 @@ def _newton_direction(X, s, lam, tau, reg):
     return du, ds, dlam, finite, B
 
 
-def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3) -> jax.Array:
+def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3, col=None) -> jax.Array:
     """The configuration after ``iterations`` primal-dual steps toward the local optimum near X.
 
     Pure and traceable (a ``lax.scan`` of fixed length: vmap it over a population). It starts at
@@ -108,25 +115,29 @@ def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3) -> ja
       iterations: Newton steps (80 reach the local optimum to 1e-10 for ~95% of members at d = 3,
         K = 110 after the search's finish).
       start_gap: the starting slack of the largest cosine, relative to 1 - max cos.
+      col: (K,) bool, the real points (None: all); the others are padding, constrain nothing and
+        stay where they are (pairs of several sizes stacked in one program).
     """
     K = X.shape[1]
-    off = ~jnp.eye(K, dtype=bool)
+    n_pairs = K * (K - 1) / 2 if col is None else jnp.sum(_pairs(col, True))  # a constant if it can be
+    col = jnp.ones(K, bool) if col is None else col
+    off = _pairs(col, False)
     max_cos = jnp.max(jnp.where(off, X.T @ X, -2.0))
     s = max_cos + start_gap * (1.0 - max_cos)
     g = jnp.where(off, s - X.T @ X, 1.0)
     tau = 1.0 / (0.5 * jnp.sum(jnp.where(off, 1.0 / g, 0.0)))
     lam = jnp.where(off, tau / g, 0.0)
     lengths = jnp.asarray(STEP_LENGTHS, X.dtype)
-    upper = jnp.triu(jnp.ones((K, K), bool), 1)
+    upper = _pairs(col, True)
 
     def step(carry, _):
         X, s, lam, tau, reg = carry
-        du, ds, dlam, finite, B = _newton_direction(X, s, lam, tau, reg)
+        du, ds, dlam, finite, B = _newton_direction(X, s, lam, tau, reg, col)
         du, ds, dlam = (jnp.where(finite, v, 0.0) for v in (du, ds, dlam))
-        merit, g = _merit(X, s, tau)
+        merit, g = _merit(X, s, tau, col)
 
         def trial(length):
-            value, g_new = _merit(_moved(X, B, length * du), s + length * ds, tau)
+            value, g_new = _merit(_moved(X, B, length * du), s + length * ds, tau, col)
             inside = jnp.all(jnp.where(upper, g_new >= 0.005 * g, True))  # fraction to the boundary
             return jnp.where(inside, value, jnp.inf)
 
@@ -139,7 +150,7 @@ def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3) -> ja
         shrink = jnp.where(dlam < 0, -lam / jnp.where(dlam < 0, dlam, -1.0), jnp.inf)
         dual_length = jnp.where(taken, jnp.minimum(1.0, 0.99 * jnp.min(shrink)), 0.0)
         lam = jnp.maximum(lam + dual_length * dlam, jnp.where(off, 1e-300, 0.0))
-        mean_gap = jnp.sum(jnp.where(upper, lam * _slacks(X, s), 0.0)) / (K * (K - 1) / 2)
+        mean_gap = jnp.sum(jnp.where(upper, lam * _slacks(X, s, col), 0.0)) / n_pairs
         tau = jnp.where(taken & (length > 0.3), jnp.maximum(0.1 * mean_gap, 1e-15), tau)
         reg = jnp.where(taken, jnp.maximum(reg / 10, 1e-14), jnp.minimum(reg * 100, 1e2))
         return (X, s, lam, tau, reg), None

@@ -14,7 +14,13 @@ from collections.abc import Callable, Iterable
 from gnc_jax._src.errors import InvalidArgument
 
 # Options of the global search (gnc_jax._src.search): the Tammes and softmax-code families only.
-SEARCH_OPTIONS = ("time_limit", "search_rounds", "search_population", "search_work_per_member")
+SEARCH_OPTIONS = (
+    "time_limit",
+    "search_rounds",
+    "search_population",
+    "search_work_per_member",
+    "search_stack",
+)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -118,6 +118,11 @@ class SearchSettings(ValidatedSettings):
         seeds the search with its code, and :func:`gnc_jax.solve_softmax_code` runs the Tammes search
         and starts from its configuration when its margin is larger (the two problems' codes seed
         each other: at d = 4, K = 24 the softmax code is the 24-cell, which the Tammes search misses).
+      stack: pairs of one dimension searched at once by :func:`gnc_jax.solve_pairs` (and
+        ``gnc-jax sweep``), their populations stacked in one compiled round (:func:`search_stack`):
+        each padded to the next multiple of 8 points, a default population divided among them.
+        1 (the default): one pair at a time, unpadded; an accelerator that one population leaves
+        idle fills with several.
       min_K, max_K: :func:`gnc_jax.solve_pairs` runs the search for pairs with min_K <= K <= max_K
         (below, the annealer alone reaches the proven optima; above, a population of K x K chord
         matrices outgrows memory).
@@ -138,6 +143,7 @@ class SearchSettings(ValidatedSettings):
     holes_per_point: int = 8
     energy_members: int = 4
     energy_steps: int = 1000
+    stack: int = 1
     min_K: int = 13
     max_K: int = 512
     cross_seed: bool = True
@@ -146,7 +152,7 @@ class SearchSettings(ValidatedSettings):
 
     def __post_init__(self):
         self._require_ints(("init_steps", "finish_steps", "work_per_member"), 1)
-        self._require_ints(("holes_per_point", "patience", "energy_steps"), 1)
+        self._require_ints(("holes_per_point", "patience", "energy_steps", "stack"), 1)
         self._require_ints(
             (
                 "population",
@@ -173,8 +179,13 @@ class SearchSettings(ValidatedSettings):
         return self.interior_iters > 0 and d <= self.interior_max_d
 
     def population_for(self, d: int, K: int) -> int:
-        """``population``, or the device's default (:func:`default_population`) where it is 0."""
-        return self.population or default_population(d, K)
+        """``population``, or where it is 0 the device's default (:func:`default_population`) divided
+        among the ``stack`` pairs searched at once (8 at least)."""
+        return self.population or max(8, default_population(d, K) // self.stack)
+
+    def padded(self, K: int) -> int:
+        """The points a pair of K is padded to in a stack: K alone, else the next multiple of 8."""
+        return K if self.stack == 1 else -(-K // 8) * 8
 
     def budget(self, d: int, K: int) -> float:
         """The work budget of one pair, in member-steps: population x ``work_per_member`` x sqrt(K)."""
@@ -251,23 +262,25 @@ def split_overrides(overrides: dict) -> tuple[dict, dict]:
     return search, rest
 
 
-def _chords2(X):
-    K = X.shape[1]
-    return 2.0 - 2.0 * (X.T @ X) + 4.0 * jnp.eye(K, dtype=X.dtype)
+def _chords2(X, col):
+    """Squared chords ||w_i - w_j||^2, with 4 added on the diagonal and on the pairs with a padded
+    point (not in ``col``), so that neither is ever the minimum."""
+    masked = ~(col[:, None] & col[None, :]) | jnp.eye(X.shape[1], dtype=bool)
+    return 2.0 - 2.0 * (X.T @ X) + 4.0 * masked
 
 
-def _min_chord(X):
-    return jnp.sqrt(jnp.maximum(jnp.min(_chords2(X)), 0.0))
+def _min_chord(X, col):
+    return jnp.sqrt(jnp.maximum(jnp.min(_chords2(X, col)), 0.0))
 
 
 RIESZ_EXPONENTS = (2.0, 6.0, 12.0, 24.0, 48.0, 96.0)
 
 
-def _log_riesz_energy(X, s):
-    """(1 / s) log sum_{i != j} ||w_i - w_j||^{-s}: the Riesz s-energy on a log scale (finite in
-    float64 at any s; the same minimisers)."""
-    off = ~jnp.eye(X.shape[1], dtype=bool)
-    c2 = jnp.where(off, jnp.maximum(_chords2(X), 1e-300), 1.0)
+def _log_riesz_energy(X, s, col):
+    """(1 / s) log sum_{i != j} ||w_i - w_j||^{-s} over the real points: the Riesz s-energy on a
+    log scale (finite in float64 at any s; the same minimisers)."""
+    off = ~jnp.eye(X.shape[1], dtype=bool) & col[:, None] & col[None, :]
+    c2 = jnp.where(off, jnp.maximum(_chords2(X, col), 1e-300), 1.0)
     return jax.nn.logsumexp(jnp.where(off, -0.5 * s * jnp.log(c2), -jnp.inf)) / s
 
 
@@ -281,101 +294,111 @@ def _energy_schedule(steps: int):
 
 
 @functools.cache
-def _programs(d: int, K: int, s: SearchSettings):
-    """The jitted population draw, search round and energy continuation of one (d, K) (cached per
-    settings; ``s.population`` is set)."""
-    R, moves, M = s.population, s.moves_for(K), s.holes_per_point * K
-    col = jnp.ones(K, bool)
-    offsets = TAMMES.smoothing_offsets(col)
-    value_and_grad = lambda p, t: TAMMES.value_and_grad(p, offsets, t)
+def _programs(d: int, K_max: int, s: SearchSettings):
+    """The jitted population draw, search round and energy continuation of pairs (d, K <= K_max)
+    (cached per settings; ``s.population`` is set). Every program takes ``col`` (K_max,) bool, the
+    pair's real points (its first K columns); the round takes the stacked slots (S, R, d, K_max) of
+    S pairs with their ``col`` (S, K_max) and whether each slot is ``active`` (the others are kept).
+    With ``s.stack = 1`` every pair has K_max points (the compiler folds what is then constant)."""
+    masked = s.stack > 1
+    R, M = s.population, s.holes_per_point * K_max
+    max_moves = s.moves_for(K_max)  # the move loop's length; a pair of K moves up to moves_for(K)
     init_temps = geometric(0.1, 1e-9, s.init_steps)
     seed_temps = geometric(1e-3, 1e-9, s.init_steps)
     finish_temps = geometric(1e-3, 1e-9, s.finish_steps)
     long_temps = geometric(1e-3, 1e-9, s.long_finish_steps or 1)
     half = R // 2 if s.long_finish_steps else 0  # the last ``half`` members finish with ``long_temps``
-    spacing = K ** (-1.0 / (d - 1))
 
-    anneal_opt = riemannian_adam({"W": col})
-    relax_opt = riemannian_adam({"W": col}, eps=1e-8)
     exponents, energy_rates = _energy_schedule(s.energy_steps)
 
-    def anneal(X, temps):
-        return run_schedule(value_and_grad, {"W": X}, anneal_opt, retract, temps, 0.5 * temps).params["W"]
+    def anneal(X, temps, col):
+        offsets = TAMMES.smoothing_offsets(col)
+        value_and_grad = lambda p, t: TAMMES.value_and_grad(p, offsets, t)
+        opt = riemannian_adam({"W": col})
+        return run_schedule(value_and_grad, {"W": X}, opt, retract, temps, 0.5 * temps).params["W"]
 
     exact = s.exact_for(d)
 
-    def finish(X, temps):
+    def finish(X, temps, col):
         """The anneal, then (for d <= ``interior_max_d``) the interior-point solve to the local optimum;
         the better of the two by exact minimum chord."""
-        X = anneal(X, temps)
+        X = anneal(X, temps, col)
         if not exact:
             return X
-        Y = interior_point(X, s.interior_iters)
-        return jnp.where(_min_chord(Y) > _min_chord(X), Y, X)
+        Y = interior_point(X, s.interior_iters, col=col if masked else None)
+        return jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
 
-    def energy(X):
-        energy_and_grad = lambda p, e: jax.value_and_grad(lambda p: _log_riesz_energy(p["W"], e))(p)
-        X = run_schedule(energy_and_grad, {"W": X}, relax_opt, retract, exponents, energy_rates).params["W"]
-        return anneal(X, finish_temps)
+    def energy(X, col):
+        energy_and_grad = lambda p, e: jax.value_and_grad(lambda p: _log_riesz_energy(p["W"], e, col))(p)
+        opt = riemannian_adam({"W": col}, eps=1e-8)
+        X = run_schedule(energy_and_grad, {"W": X}, opt, retract, exponents, energy_rates).params["W"]
+        return anneal(X, finish_temps, col)
 
-    def penalty(X, delta):
-        return jnp.sum(jax.nn.relu(delta**2 - _chords2(X)) ** 2) / delta**4
+    def penalty(X, delta, col):
+        return jnp.sum(jax.nn.relu(delta**2 - _chords2(X, col)) ** 2) / delta**4
 
-    def relax(X, delta):
-        penalty_and_grad = lambda p, t: jax.value_and_grad(lambda p: penalty(p["W"], delta))(p)
+    def relax(X, delta, col):
+        penalty_and_grad = lambda p, t: jax.value_and_grad(lambda p: penalty(p["W"], delta, col))(p)
         rates = 0.02 * delta * jnp.linspace(1.0, 0.05, s.relax_steps)
-        state = run_schedule(penalty_and_grad, {"W": X}, relax_opt, retract, jnp.zeros_like(rates), rates)
+        opt = riemannian_adam({"W": col}, eps=1e-8)
+        state = run_schedule(penalty_and_grad, {"W": X}, opt, retract, jnp.zeros_like(rates), rates)
         return state.params["W"]
 
-    def relocate(key, X, i):
+    def relocate(key, X, i, col):
         """Point i to the largest hole of the others (best of M random candidates)."""
         C = normalize_columns(jax.random.normal(key, (d, M), X.dtype))
-        cos = jnp.where(jnp.arange(K)[None, :] == i, -2.0, C.T @ X)
+        others = (jnp.arange(K_max) != i) & col
+        cos = jnp.where(others[None, :], C.T @ X, -2.0)
         return X.at[:, i].set(C[:, jnp.argmin(jnp.max(cos, axis=1))])
 
-    def move(key, X):
+    def move(key, X, col):
+        K = jnp.sum(col)
+        spacing = K ** (-1.0 / (d - 1))
+        moves = s.max_moves or jnp.maximum(6, K // 8)  # :meth:`SearchSettings.moves_for` of the pair
         k_m, k_loop = jax.random.split(key)
         m = jax.random.randint(k_m, (), 1, moves + 1)
 
         def body(j, carry):
             X, key = carry
             key, k_tight, k_rand, k_pick, k_hole = jax.random.split(key, 5)
-            nearest = jnp.min(_chords2(X), axis=1)
-            tight = jax.random.categorical(k_tight, -(nearest - jnp.min(nearest)) / (1e-3 * spacing**2))
+            nearest = jnp.min(_chords2(X, col), axis=1)
+            logits = jnp.where(col, -(nearest - jnp.min(nearest)) / (1e-3 * spacing**2), -jnp.inf)
+            tight = jax.random.categorical(k_tight, logits)
             i = jnp.where(jax.random.uniform(k_pick) < 0.5, tight, jax.random.randint(k_rand, (), 0, K))
-            return jnp.where(j < m, relocate(k_hole, X, i), X), key
+            return jnp.where(j < m, relocate(k_hole, X, i, col), X), key
 
-        X, _ = jax.lax.fori_loop(0, moves, body, (X, k_loop))
+        X, _ = jax.lax.fori_loop(0, max_moves, body, (X, k_loop))
         return X
 
-    def member_round(key, X, c, temps):
+    def member_round(key, X, c, temps, col):
         k_move, k_growth = jax.random.split(key)
-        Y = move(k_move, X)
+        Y = move(k_move, X, col)
         if s.relax_steps and not exact:
-            Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)))
-        Y = finish(Y, temps)
-        cy = _min_chord(Y)
+            Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)), col)
+        Y = finish(Y, temps, col)
+        cy = _min_chord(Y, col)
         better = cy > c
         return jnp.where(better, Y, X), jnp.where(better, cy, c)
 
     @jax.jit
-    def draw(key, proposals, proposed, given):
+    def draw(key, proposals, proposed, given, col):
         """A new population: random members annealed from t = 0.1; proposals finished from t = 1e-3,
         and kept as they are where that is not better (``given``: the caller's seeds, kept as they are)."""
-        X = normalize_columns(jax.random.normal(key, (R, d, K), jnp.float64))
-        X = jnp.where(proposed[:, None, None], proposals, X)
+        X = normalize_columns(jax.random.normal(key, (R, d, K_max), jnp.float64))
+        X = jnp.where(proposed[:, None, None] & col, proposals, X)  # padded points stay random
         temps = jnp.where(proposed[:, None], seed_temps, init_temps)
-        Y = jax.vmap(finish)(X, temps)
-        cX, cY = jax.vmap(_min_chord)(X), jax.vmap(_min_chord)(Y)
+        Y = jax.vmap(finish, (0, 0, None))(X, temps, col)
+        cX, cY = (jax.vmap(_min_chord, (0, None))(A, col) for A in (X, Y))
         keep = proposed & (given | (cX >= cY))
         return jnp.where(keep[:, None, None], X, Y), jnp.where(keep, cX, cY)
 
-    @jax.jit
-    def search_round(key, X, c):
+    def slot_round(key, X, c, col):
+        """One pair's round: every member moves and finishes, then the best eighth replaces the worst."""
         keys, n = jax.random.split(key, R), R - half
-        X0, c0 = jax.vmap(lambda k, x, c: member_round(k, x, c, finish_temps))(keys[:n], X[:n], c[:n])
+        one = lambda temps: jax.vmap(lambda k, x, c: member_round(k, x, c, temps, col))
+        X0, c0 = one(finish_temps)(keys[:n], X[:n], c[:n])
         if half:
-            X1, c1 = jax.vmap(lambda k, x, c: member_round(k, x, c, long_temps))(keys[n:], X[n:], c[n:])
+            X1, c1 = one(long_temps)(keys[n:], X[n:], c[n:])
             X0, c0 = jnp.concatenate([X0, X1]), jnp.concatenate([c0, c1])
         X, c = X0, c0
         q = max(1, R // 8)
@@ -384,12 +407,31 @@ def _programs(d: int, K: int, s: SearchSettings):
         return X[src], c[src], src
 
     @jax.jit
-    def energy_draw(key):
-        return jax.vmap(energy)(normalize_columns(jax.random.normal(key, (R, d, K), jnp.float64)))
+    def search_round(keys, X, c, col, active):
+        if X.shape[0] == 1:  # one pair: the same program as without the slot axis
+            out = slot_round(keys[0], X[0], c[0], col[0])
+            new = tuple(v[None] for v in out)
+        else:
+            new = jax.vmap(slot_round)(keys, X, c, col)
+        keep = lambda a, b: jnp.where(active.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+        return keep(new[0], X), keep(new[1], c), new[2]
+
+    @jax.jit
+    def energy_draw(key, col):
+        X = normalize_columns(jax.random.normal(key, (R, d, K_max), jnp.float64))
+        return jax.vmap(energy, (0, None))(X, col)
 
     if exact:  # the interior-point solve factors a batch of matrices by LAPACK
         draw, search_round = one_at_a_time(draw), one_at_a_time(search_round)
     return draw, search_round, energy_draw
+
+
+def _energy_codes(d: int, K: int, K_max: int, key: jax.Array, s: SearchSettings) -> np.ndarray:
+    """:func:`energy_codes` run by the programs of pairs padded to K_max."""
+    if not s.energy_members:
+        return np.zeros((0, d, K))
+    energy_draw = _programs(d, K_max, s.replace(population=s.energy_members))[2]
+    return np.asarray(energy_draw(key, jnp.arange(K_max) < K))[:, :, :K]
 
 
 @float64
@@ -397,10 +439,7 @@ def energy_codes(d: int, K: int, key: jax.Array, settings: SearchSettings | None
     """The configurations (n, d, K) that energy continuation finds from ``energy_members`` random
     starts drawn with ``key``: minimise the Riesz s-energy sum_{i<j} ||w_i - w_j||^{-s} (on a log
     scale) for s = 2, 6, ..., 96 in turn, then the search's finish."""
-    s = settings or SearchSettings()
-    if not s.energy_members:
-        return np.zeros((0, d, K))
-    return np.asarray(_programs(d, K, s.replace(population=s.energy_members))[2](key))
+    return _energy_codes(d, K, K, key, settings or SearchSettings())
 
 
 def _check_seeds(seeds, d: int, K: int) -> list[np.ndarray]:
@@ -415,8 +454,8 @@ def _check_seeds(seeds, d: int, K: int) -> list[np.ndarray]:
 class _Sources:
     """The proposal sources of new populations and their yield (module docstring)."""
 
-    def __init__(self, d: int, K: int, s: SearchSettings):
-        self.d, self.K, self.s = d, K, s
+    def __init__(self, d: int, K: int, s: SearchSettings, K_max: int | None = None):
+        self.d, self.K, self.s, self.K_max = d, K, s, K_max or K
         groups = [g for g in GROUPS if decompositions(g, K)] if d == 3 and s.symmetric_starts else []
         self.names = ["random", *groups] + (["energy"] if s.energy_members else [])
         self.pulls = np.zeros(len(self.names))
@@ -435,7 +474,7 @@ class _Sources:
     def propose(self, name: str, n: int, key: jax.Array) -> tuple[list[np.ndarray], float]:
         """Up to n proposals of a symmetric or energy source, best first, and their work."""
         if name == "energy":
-            found = energy_codes(self.d, self.K, key, self.s)
+            found = _energy_codes(self.d, self.K, self.K_max, key, self.s)
             work = self.s.energy_members * (len(RIESZ_EXPONENTS) + 1) * self.s.energy_steps
             return sorted(found, key=tammes_margin, reverse=True)[:n], work
         pool, work, steps = [], 0.0, self.s.init_steps // 2
@@ -468,7 +507,217 @@ class _Sources:
         return tuple((n, int(p), int(w)) for n, p, w in zip(self.names, self.pulls, self.wins))
 
 
+class _Pair:
+    """One pair's search on the host: its sources, population, budget, best so far and history.
+    Creating it draws the first population; the rounds run in a slot of :func:`search_stack`."""
+
+    def __init__(self, d, K, K_max, key, s: SearchSettings, seeds, time_limit, progress):
+        self.d, self.K, self.s, self.time_limit, self.progress = d, K, s, time_limit, progress
+        self.t0 = time.perf_counter()
+        self.given = _check_seeds(seeds, d, K)
+        self.col = jnp.arange(K_max) < K
+        self.budget, self.round_work = s.budget(d, K), s.population * s.round_cost(d, K)
+        self.draw_program, self.search_round, _ = _programs(d, K_max, s)
+        self.k_draw, self.k_rounds, self.k_sources = jax.random.split(key, 3)
+        self.sources = _Sources(d, K, s, K_max)
+        self.best_W, self.best = None, -1.0
+        self.history, self.best_after = [], []  # best_after[r]: the best chord after round r
+        self.rounds, self.restarts, self.last_gain, self.stopped_by = 0, 0, 0, None
+        self.X, self.c, self.origin, self.spent = self.population(0, self.given)
+        self.drawn = self.origin.copy()
+        self.take_best()
+        self.best_after.append(self.best)
+
+    def population(self, episode: int, given: list):
+        """A new population from the given configurations and the sources; its origins and work."""
+        s, d, K, R = self.s, self.d, self.K, self.s.population
+        key = jax.random.fold_in(self.k_sources, episode)
+        proposals, origin, work = self.sources.draw(R - min(len(given), R), key)
+        chosen = (given + proposals)[:R]
+        padded, proposed = np.zeros((R, d, self.col.shape[0])), np.arange(R) < len(chosen)
+        for i, A in enumerate(chosen):
+            padded[i, :, :K] = A
+        origin = np.concatenate([np.full(min(len(given), R), -1), origin])[:R]
+        X, c = self.draw_program(
+            jax.random.fold_in(self.k_draw, episode),
+            jnp.asarray(padded),
+            proposed,
+            np.arange(R) < len(given),
+            self.col,
+        )
+        return X, c, origin, work + R * s.draw_cost(d, K)
+
+    def take_best(self) -> bool:
+        """The population's best member becomes the result if its exact chord is larger; whether it
+        gained more than 1e-10 (relative)."""
+        W = np.asarray(self.X[int(np.argmax(np.asarray(self.c)))], np.float64)[:, : self.K]
+        chord, before = tammes_margin(W), self.best
+        if chord > self.best:
+            self.best_W, self.best = W, chord
+        return chord > before * (1 + 1e-10)
+
+    def report(self):
+        self.history.append((self.rounds, time.perf_counter() - self.t0, angle_deg(self.best)))
+        if self.progress is not None:
+            elapsed = self.history[-1][1]
+            eta = elapsed / self.spent * max(self.budget - self.spent, 0.0)  # patience may stop it sooner
+            if self.time_limit is not None:
+                eta = min(eta, max(self.time_limit - elapsed, 0.0))
+            print(
+                f"search tammes d={self.d} K={self.K}: best {angle_deg(self.best):.9f} deg after round "
+                f"{self.rounds} ({self.restarts} restarts, {self.spent / self.budget:.0%} of the budget), "
+                f"{elapsed:.1f} s, ETA <= {eta:.0f} s",
+                file=self.progress,
+                flush=True,
+            )
+
+    def ready(self) -> bool:
+        """Whether the pair runs another round; if not, why it stopped is recorded."""
+        if self.stopped_by is None:
+            if self.rounds >= self.s.rounds:
+                self.stopped_by = "rounds"
+            elif self.spent + self.round_work > self.budget:
+                self.stopped_by = "work"
+            elif self.time_limit is not None and time.perf_counter() - self.t0 >= self.time_limit:
+                self.stopped_by = "time_limit"
+        return self.stopped_by is None
+
+    def after_round(self, X, c, src) -> None:
+        """The population after a round: the best so far, the patience, and a new episode when stale."""
+        s, R, d, K = self.s, self.s.population, self.d, self.K
+        self.X, self.c = X, c
+        self.origin, self.spent, self.rounds = (
+            self.origin[np.asarray(src)],
+            self.spent + self.round_work,
+            self.rounds + 1,
+        )
+        if self.take_best():
+            self.last_gain = self.rounds
+        self.best_after.append(self.best)
+        self.report()
+        if self.rounds - self.last_gain >= s.patience:
+            self.stopped_by = "patience"
+            return
+        stale = self.rounds > self.last_gain and (self.rounds - self.last_gain) % max(s.restart_after, 1) == 0
+        if s.restart_after and stale and self.spent + R * s.draw_cost(d, K) + self.round_work <= self.budget:
+            self.sources.score(self.origin, self.drawn)
+            self.restarts += 1
+            self.X, self.c, self.origin, work = self.population(self.restarts, [])
+            self.drawn, self.spent = self.origin.copy(), self.spent + work
+            if self.take_best():
+                self.last_gain = self.rounds
+            self.best_after[-1] = self.best
+
+    def result(self) -> SearchResult:
+        self.sources.score(self.origin, self.drawn)
+        p, after = self.s.patience, self.best_after
+        since = after[max(0, len(after) - 1 - p)]
+        recent_gain = (after[-1] - since) / since if len(after) > 1 else float("nan")
+        try:
+            if not self.history:  # the history ends at the result
+                self.report()
+        except KeyboardInterrupt:  # while the line was written: the result stands
+            self.stopped_by = "interrupt"
+        return SearchResult(
+            W=np.asarray(self.best_W, np.float64),
+            min_chord=self.best,
+            rounds=self.rounds,
+            elapsed_s=time.perf_counter() - self.t0,
+            interrupted=self.stopped_by == "interrupt",
+            stopped_by=self.stopped_by,
+            hits=int(np.sum(np.asarray(self.c) >= self.best * (1 - 1e-9))),
+            restarts=self.restarts,
+            history=tuple(self.history),
+            recent_gain=recent_gain,
+            work=self.spent,
+            yields=self.sources.yields(),
+        )
+
+
 @float64
+def search_stack(
+    d: int,
+    Ks,
+    keys,
+    settings: SearchSettings | None = None,
+    seeds=None,
+    time_limit: float | None = None,
+    progress=None,
+) -> list[SearchResult]:
+    """The iterated hole search (module docstring) for pairs (d, K) of one dimension, ``stack`` at a
+    time in one compiled round.
+
+    Each pair is padded to K_max = :meth:`SearchSettings.padded` of the largest K (masked: padded
+    points are in no chord, move, energy or constraint); the populations of ``stack`` pairs form the
+    slots of one round, and a pair that ends makes room for the next. Each pair keeps its own key,
+    sources, budget and stopping rules, so its result depends on the key, the pair, the settings and
+    K_max, not on the other pairs. With ``stack = 1`` and one pair this is :func:`search_tammes`.
+
+    Args:
+      d: the dimension (>= 2).
+      Ks: the pairs' numbers of points (>= 2 each).
+      keys: one ``jax.random`` key per pair.
+      settings: :class:`SearchSettings` (defaults if None).
+      seeds: per pair, configurations (d, K) that join its first population (None: none).
+      time_limit: seconds per pair, from when it enters a slot (the slots share the wall clock).
+      progress: a text stream for one line per pair and round, or None.
+
+    Returns:
+      One `SearchResult` per pair, in order. Ctrl-C stops the pairs in the slots with their best so
+      far; the pairs waiting then run.
+    """
+    s = settings or SearchSettings()
+    Ks = [int(K) for K in Ks]
+    seeds = list(seeds) if seeds is not None else [()] * len(Ks)
+    if len(keys) != len(Ks) or len(seeds) != len(Ks):
+        raise InvalidArgument(
+            f"keys and seeds need one entry per pair ({len(Ks)}), got {len(keys)}, {len(seeds)}"
+        )
+    time_limit = time_limit_seconds(time_limit)
+    K_max = s.padded(max(Ks))
+    s = s.replace(population=s.population_for(d, K_max))
+    padded = (lambda K: K_max) if s.stack > 1 else (lambda K: K)
+    pending, live = list(range(len(Ks)))[::-1], {}  # live: slot -> (pair index, _Pair)
+    results: list = [None] * len(Ks)
+    slots = min(s.stack, len(Ks))
+    while pending or live:
+        try:
+            for slot in range(slots):
+                if slot not in live and pending:
+                    j = pending.pop()
+                    try:
+                        live[slot] = (
+                            j,
+                            _Pair(d, Ks[j], padded(Ks[j]), keys[j], s, seeds[j], time_limit, progress),
+                        )
+                    except KeyboardInterrupt:  # before its first population: nothing to return
+                        pending.append(j)
+                        raise
+            for slot, (j, pair) in list(live.items()):
+                if not pair.ready():
+                    results[j] = pair.result()
+                    del live[slot]
+            if not live or (len(live) < slots and pending):
+                continue
+            fill = next(iter(live.values()))[1]
+            members = [live[i][1] if i in live else fill for i in range(slots)]
+            X, c, src = fill.search_round(
+                jnp.stack([jax.random.fold_in(p.k_rounds, p.rounds) for p in members]),
+                jnp.stack([p.X for p in members]),
+                jnp.stack([p.c for p in members]),
+                jnp.stack([p.col for p in members]),
+                jnp.asarray([i in live for i in range(slots)]),
+            )
+            for slot, (_, pair) in live.items():
+                pair.after_round(X[slot], c[slot], src[slot])
+        except KeyboardInterrupt:
+            if not live:
+                raise
+            for _, pair in live.values():
+                pair.stopped_by = "interrupt"
+    return results
+
+
 def search_tammes(
     d: int,
     K: int,
@@ -484,7 +733,7 @@ def search_tammes(
       d: the dimension (>= 2).
       K: the number of points (>= 2).
       key: a ``jax.random`` key; with the settings and no ``time_limit`` it fixes the answer.
-      settings: :class:`SearchSettings` (defaults if None).
+      settings: :class:`SearchSettings` (defaults if None; ``stack`` is not used).
       seeds: configurations (d, K) that join the first population as they are (cross-seeding: e.g.
         a softmax code of the same pair); the search never returns anything worse than the best.
       time_limit: seconds; rounds run until the budget, the round cap, the patience or this time is
@@ -495,109 +744,5 @@ def search_tammes(
     Returns:
       A `SearchResult`. Ctrl-C during the rounds stops the search and returns the best so far.
     """
-    s = settings or SearchSettings()
-    time_limit = time_limit_seconds(time_limit)
-    t0 = time.perf_counter()
-    given = _check_seeds(seeds, d, K)
-    s = s.replace(population=s.population_for(d, K))
-    R, budget, round_work = s.population, s.budget(d, K), s.population * s.round_cost(d, K)
-    draw, search_round, _ = _programs(d, K, s)
-    k_draw, k_rounds, k_sources = jax.random.split(key, 3)
-    sources = _Sources(d, K, s)
-
-    def population(episode: int, given: list):
-        """A new population from the given configurations and the sources; its origins and work."""
-        proposals, origin, work = sources.draw(R - min(len(given), R), jax.random.fold_in(k_sources, episode))
-        chosen = (given + proposals)[:R]
-        padded, proposed = np.zeros((R, d, K)), np.arange(R) < len(chosen)
-        for i, A in enumerate(chosen):
-            padded[i] = A
-        origin = np.concatenate([np.full(min(len(given), R), -1), origin])[:R]
-        X, c = draw(
-            jax.random.fold_in(k_draw, episode), jnp.asarray(padded), proposed, np.arange(R) < len(given)
-        )
-        return X, c, origin, work + R * s.draw_cost(d, K)
-
-    X, c, origin, spent = population(0, given)
-    drawn = origin.copy()
-    best_W, best = None, -1.0
-    history, best_after = [], []  # best_after[r]: the best chord after round r
-    rounds, restarts, last_gain, stopped_by = 0, 0, 0, "rounds"
-
-    def take_best():
-        """The population's best member becomes the result if its exact chord is larger; whether it
-        gained more than 1e-10 (relative)."""
-        nonlocal best_W, best
-        W = np.asarray(X[int(np.argmax(np.asarray(c)))], np.float64)
-        chord, before = tammes_margin(W), best
-        if chord > best:
-            best_W, best = W, chord
-        return chord > before * (1 + 1e-10)
-
-    def report():
-        history.append((rounds, time.perf_counter() - t0, angle_deg(best)))
-        if progress is not None:
-            elapsed = history[-1][1]
-            eta = elapsed / spent * max(budget - spent, 0.0)  # at most: patience may stop it sooner
-            if time_limit is not None:
-                eta = min(eta, max(time_limit - elapsed, 0.0))
-            print(
-                f"search tammes d={d} K={K}: best {angle_deg(best):.9f} deg after round {rounds} "
-                f"({restarts} restarts, {spent / budget:.0%} of the budget), {elapsed:.1f} s, "
-                f"ETA <= {eta:.0f} s",
-                file=progress,
-                flush=True,
-            )
-
-    take_best()
-    best_after.append(best)
-    try:
-        while rounds < s.rounds:
-            if spent + round_work > budget:
-                stopped_by = "work"
-                break
-            if time_limit is not None and time.perf_counter() - t0 >= time_limit:
-                stopped_by = "time_limit"
-                break
-            X, c, src = search_round(jax.random.fold_in(k_rounds, rounds), X, c)
-            origin, spent, rounds = origin[np.asarray(src)], spent + round_work, rounds + 1
-            if take_best():
-                last_gain = rounds
-            best_after.append(best)
-            report()
-            if rounds - last_gain >= s.patience:
-                stopped_by = "patience"
-                break
-            stale = rounds > last_gain and (rounds - last_gain) % max(s.restart_after, 1) == 0
-            if s.restart_after and stale and spent + R * s.draw_cost(d, K) + round_work <= budget:
-                sources.score(origin, drawn)
-                restarts += 1
-                X, c, origin, work = population(restarts, [])
-                drawn, spent = origin.copy(), spent + work
-                if take_best():
-                    last_gain = rounds
-                best_after[-1] = best
-    except KeyboardInterrupt:
-        stopped_by = "interrupt"
-    sources.score(origin, drawn)
-    since = best_after[max(0, len(best_after) - 1 - s.patience)]
-    recent_gain = (best_after[-1] - since) / since if len(best_after) > 1 else float("nan")
-    try:
-        if not history:  # the history ends at the result
-            report()
-    except KeyboardInterrupt:  # while the line was written: the result stands
-        stopped_by = "interrupt"
-    return SearchResult(
-        W=np.asarray(best_W, np.float64),
-        min_chord=best,
-        rounds=rounds,
-        elapsed_s=time.perf_counter() - t0,
-        interrupted=stopped_by == "interrupt",
-        stopped_by=stopped_by,
-        hits=int(np.sum(np.asarray(c) >= best * (1 - 1e-9))),
-        restarts=restarts,
-        history=tuple(history),
-        recent_gain=recent_gain,
-        work=spent,
-        yields=sources.yields(),
-    )
+    s = (settings or SearchSettings()).replace(stack=1)
+    return search_stack(d, [K], [key], s, [seeds], time_limit, progress)[0]

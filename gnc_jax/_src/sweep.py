@@ -213,7 +213,8 @@ def sweep(
       seed: an int; with the settings it fixes every answer. Resuming with other settings (seed,
         weight decay or solver settings) than the rows of this problem already in the store is
         refused (:class:`gnc_jax._src.store.StoreError`).
-      batch_size: instances per solver call (and per append); None: :func:`default_batch_size`.
+      batch_size: instances per solver call (and per append); None: :func:`default_batch_size`, at
+        least the search's ``stack`` (pairs searched together must be in one call).
       workers: batches solved at once (threads); 1 solves them one after the other. The answers do
         not depend on it.
       process_index: this process's index: it solves every process_count-th instance and writes its
@@ -227,10 +228,6 @@ def sweep(
     instances = grid(problem, ds, Ks, ns, taus)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InvalidArgument(f"seed must be an integer >= 0, got {seed!r}")
-    if batch_size is None:
-        batch_size = default_batch_size()
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InvalidArgument(f"batch_size must be an integer >= 1, got {batch_size!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidArgument(f"workers must be an integer >= 1, got {workers!r}")
     if not (isinstance(process_count, int) and process_count >= 1 and 0 <= process_index < process_count):
@@ -241,6 +238,10 @@ def sweep(
     if problem != "ufm" and weight_decay:
         raise InvalidArgument("weight_decay applies to the ufm problem only")
     settings, search = _settings(problem, overrides)
+    if batch_size is None:  # a batch holds a stack of searched pairs
+        batch_size = max(default_batch_size(), search.stack if search is not None else 1)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidArgument(f"batch_size must be an integer >= 1, got {batch_size!r}")
     searched = {"search": dataclasses.asdict(search)} if search is not None else {}
     settings_json = json.dumps(
         {"seed": int(seed), "weight_decay": float(weight_decay)} | dataclasses.asdict(settings) | searched,
