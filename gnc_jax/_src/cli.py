@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch",
         type=_int_at_least("batch", 1),
         default=None,
-        help="instances per solver call (1 on CPU, else 32)",
+        help="instances per solver call (1 on CPU, else 32; at least --search-stack)",
     )
     sw.add_argument(
         "--workers", type=_int_at_least("workers", 1), default=2, help="batches in flight at once (threads)"

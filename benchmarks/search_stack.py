@@ -1,0 +1,82 @@
+"""Pairs stacked in one compiled search round against one pair at a time: the same sweep command.
+
+Runs ``gnc-jax sweep tammes --d D --K K0:K1 --search-population P --search-stack S`` in a fresh
+process for S = 1 (one pair at a time, unpadded, the default) and for the given stack sizes, each
+into a store of its own, and records the whole command's wall time per pair and every pair's
+certified min angle, beside the committed table's best and the development set's best-known angle
+where the pair has one. The population per pair is given, so every pair gets the same work budget
+in each mode (the default population, 16 per CPU core, would be divided among the stack).
+
+Results: benchmarks/results/search_stack.json (rows appended per device and command).
+
+Usage: python benchmarks/search_stack.py [--d 3] [--K 57:65] [--stacks 8] [--population 32]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tammes_search import RESULTS, dev_rows, device_kind, table_best
+
+OUT = RESULTS / "search_stack.json"
+
+
+def run(d, Ks, stack, population):
+    """One fresh sweep process: its wall time and {K: min angle}."""
+    from gnc_jax import store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "codes.csv"
+        cmd = [
+            sys.executable,
+            "-m",
+            "gnc_jax",
+            "sweep",
+            "tammes",
+            "--d",
+            str(d),
+            "--K",
+            Ks,
+            "--out",
+            str(out),
+        ]
+        cmd += ["--search-population", str(population), "--search-stack", str(stack), "--quiet"]
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        wall = time.perf_counter() - t
+        return wall, {r["K"]: r["min_angle_deg"] for r in store.read_rows(out)}, " ".join(cmd[1:])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--d", type=int, default=3)
+    ap.add_argument("--K", default="57:65", help="a range K0:K1 (end exclusive), as gnc-jax takes it")
+    ap.add_argument("--stacks", default="8", help="stack sizes to compare with 1, e.g. 4,8")
+    ap.add_argument("--population", type=int, default=32)
+    args = ap.parse_args()
+    _, table = table_best("tammes")
+    dev = dict(dev_rows()) if args.d == 3 else {}
+    rows = json.loads(OUT.read_text()) if OUT.exists() else []
+    device = device_kind()
+    for stack in [1] + [int(s) for s in args.stacks.split(",")]:
+        wall, angles, command = run(args.d, args.K, stack, args.population)
+        row = {"device": device, "d": args.d, "K": args.K, "stack": stack, "population": args.population}
+        row |= {"command": f"gnc-jax {command.split(' ', 2)[2]}", "wall_s": round(wall, 1)}
+        row |= {"wall_per_pair_s": round(wall / len(angles), 1)}
+        row["pairs"] = [
+            {"K": K, "min_angle_deg": a, "table_best": table.get((args.d, K)), "dev_best_known": dev.get(K)}
+            for K, a in sorted(angles.items())
+        ]
+        print(json.dumps({k: v for k, v in row.items() if k != "pairs"}), flush=True)
+        for p in row["pairs"]:
+            print("  ", json.dumps(p), flush=True)
+        rows.append(row)
+        OUT.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
