@@ -48,7 +48,8 @@ def run(d, Ks, stack, population):
         t = time.perf_counter()
         subprocess.run(cmd, check=True)
         wall = time.perf_counter() - t
-        return wall, {r["K"]: r["min_angle_deg"] for r in store.read_rows(out)}, " ".join(cmd[1:])
+        shown = " ".join(cmd[3:]).replace(str(out), "STORE.csv")
+        return wall, {r["K"]: r["min_angle_deg"] for r in store.read_rows(out)}, shown
 
 
 def main():
@@ -65,7 +66,7 @@ def main():
     for stack in [1] + [int(s) for s in args.stacks.split(",")]:
         wall, angles, command = run(args.d, args.K, stack, args.population)
         row = {"device": device, "d": args.d, "K": args.K, "stack": stack, "population": args.population}
-        row |= {"command": f"gnc-jax {command.split(' ', 2)[2]}", "wall_s": round(wall, 1)}
+        row |= {"command": f"gnc-jax {command}", "wall_s": round(wall, 1)}
         row |= {"wall_per_pair_s": round(wall / len(angles), 1)}
         row["pairs"] = [
             {"K": K, "min_angle_deg": a, "table_best": table.get((args.d, K)), "dev_best_known": dev.get(K)}

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import random_configuration
+from conftest import SEARCH_LEAN, random_configuration
 
 import gnc_jax
 
@@ -147,8 +147,12 @@ def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
         release_memory=asked,
         **BUDGET,
     )
-    gnc_jax.solve_pairs("tammes", [(3, 5), (3, 6)], seed=0, release_memory=asked, **BUDGET)
-    assert calls == (["sweep", "sweep", "pair", "pair"] if asked else [])
+    # A pair below the search's range and a searched one (a search of minimal work): it asks after the
+    # search, which compiled programs of its own.
+    tiny = dict(search_population=2, search_rounds=1, search_init_steps=20, search_finish_steps=10)
+    tiny |= dict(search_interior_iters=2, search_symmetric_starts=0, **SEARCH_LEAN)
+    gnc_jax.solve_pairs("tammes", [(3, 5), (3, 13)], seed=0, release_memory=asked, **BUDGET, **tiny)
+    assert calls == (["sweep", "sweep", "pair"] if asked else [])
 
 
 USER_SESSION = """
