@@ -334,6 +334,7 @@ def test_the_population_is_sized_to_the_device():
     assert SearchSettings(population=8).population_for(3, 40) == 8
 
 
+@pytest.mark.slow
 def test_pairs_stacked_in_one_round_are_searched_as_alone():
     # stack = 2: (3, 13), (3, 14), (3, 15) padded to 16 points in two slots of one compiled round, the
     # third entering when a slot frees. Padded points are in no chord, move or constraint: each result
