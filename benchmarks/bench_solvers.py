@@ -30,9 +30,10 @@ import numpy as np
 
 import gnc_jax
 from gnc_jax._src import batch
+from gnc_jax._src.process import tune_allocator
 
 jax.config.update("jax_enable_x64", True)  # the pymanopt-style baseline below runs in float64 too
-gnc_jax.tune_allocator()  # as the gnc-jax command does
+tune_allocator()  # as the gnc-jax command does
 
 OUT = Path(__file__).parent / "results"
 T0, T1, STAGES = 0.1, 1e-6, 11  # pymanopt continuation: 11 temperatures, 0.1 -> 1e-6

@@ -22,8 +22,9 @@ from pathlib import Path
 import jax
 
 import gnc_jax
+from gnc_jax._src.process import tune_allocator
 
-gnc_jax.tune_allocator()  # as the gnc-jax command does
+tune_allocator()  # as the gnc-jax command does
 OUT = Path(__file__).parent / "results"
 REFERENCE_RHO = 1 - 0.20341322
 

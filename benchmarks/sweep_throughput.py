@@ -26,9 +26,10 @@ def run_side(args):
     import gnc_jax
     from gnc_jax import store
     from gnc_jax._src.cli import parse_int_spec
+    from gnc_jax._src.process import tune_allocator
     from gnc_jax._src.sweep import sweep
 
-    gnc_jax.tune_allocator()  # as the gnc-jax command does
+    tune_allocator()  # as the gnc-jax command does
 
     ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
     budget = dict(restarts=args.restarts, hop_rounds=args.hop_rounds)

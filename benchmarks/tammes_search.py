@@ -7,7 +7,7 @@ Four parts, all written to benchmarks/results/tammes_search.json (and a table, t
   (start-up and compilation included), the certified min angle, the best-known angle, success (reached
   to 1e-6 deg or above) and the issue's time budget (60 s for K <= 64, 180 s for K <= 130).
   Configurations above the best-known value by more than 1e-6 deg are kept under results/records/.
-* ``--part curve``: success against budget. :func:`gnc_jax.search_tammes` records the best exact
+* ``--part curve``: success against budget. :func:`gnc_jax._src.search.search_tammes` records the best exact
   angle after every gain (its ``history``), so one long run per (population, moves, seed) gives the
   success at every round budget; the table lists, per population and move cap, the fraction of
   (K, seed) runs that reached the best-known angle within 10, 20, 50 and 100 rounds.
@@ -235,10 +235,10 @@ def part_seeds(d, Ks, seeds):
 def part_curve(Ks, populations, moves, seeds, rounds):
     import jax
 
-    import gnc_jax
+    from gnc_jax._src.process import tune_allocator
     from gnc_jax._src.search import SearchSettings, search_tammes
 
-    gnc_jax.tune_allocator()  # as the gnc-jax command does
+    tune_allocator()  # as the gnc-jax command does
 
     targets = dict(dev_rows())
     data = load()

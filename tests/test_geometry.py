@@ -55,7 +55,7 @@ def test_columns_are_normalised():
 
 def test_optimal_features_of_simplex_are_the_weights():
     # For a simplex ETF the projection of w_k on the hull of the rest is -w_k/(K-1): eq. (9) gives h_k = w_k.
-    W = gnc_jax.simplex_etf(5, 6)
+    W = gnc_jax.theory.simplex_etf(5, 6)
     np.testing.assert_allclose(gnc_jax.optimal_features(W), W, atol=1e-12)
 
 
@@ -72,13 +72,13 @@ def test_optimal_features_attain_the_distance():
 
 def test_rattlers():
     # The octahedron has no rattlers; squeezing two vertices together leaves the others farther out.
-    W = gnc_jax.cross_polytope(3, 6)
-    assert len(gnc_jax.rattlers(W)) == 0 and len(gnc_jax.tammes_rattlers(W)) == 0
+    W = gnc_jax.theory.cross_polytope(3, 6)
+    assert len(gnc_jax.rattlers(W)) == 0 and len(gnc_jax.rattlers(W, problem="tammes")) == 0
     W2 = W.copy()
     W2[:, 1] = np.array([0.9, 0.1, 0.0])  # near +e_1 (column 0)
     dist = gnc_jax.one_vs_rest_distances(W2)
     assert set(gnc_jax.rattlers(W2)) == set(np.flatnonzero(dist > dist.min() + 1e-6))
-    assert set(gnc_jax.tammes_rattlers(W2)) == {2, 3, 4, 5}
+    assert set(gnc_jax.rattlers(W2, problem="tammes")) == {2, 3, 4, 5}
     with pytest.raises(ValueError, match="tol"):
         gnc_jax.rattlers(W, tol=-1)
 

@@ -35,16 +35,16 @@ def test_gnc1_matches_a_direct_computation(d, K, n, centred):
 
 
 def test_collapsed_self_dual_features_have_zero_gnc1_and_gnc3():
-    W = gnc_jax.simplex_etf(4, 5)
+    W = gnc_jax.theory.simplex_etf(4, 5)
     H = np.repeat(W, 3, axis=1)
     y = metrics.class_major_labels(5, 3)
     rep = metrics.collapse_report(W, H, y)
     assert rep["gnc1"] < 1e-30 and abs(rep["gnc3"]) < 1e-15 and rep["ncc_accuracy"] == 1.0
     assert rep["nc2"] < 1e-14
-    np.testing.assert_allclose(rep["gnc2"], gnc_jax.softmax_code_closed_form(4, 5)[0], rtol=1e-12)
+    np.testing.assert_allclose(rep["gnc2"], gnc_jax.theory.softmax_code_closed_form(4, 5)[0], rtol=1e-12)
     # Rotate every class mean away from its classifier by the same angle: GNC3 = 1 - cos(angle).
     c, s = np.cos(0.3), np.sin(0.3)
-    W2 = gnc_jax.regular_polygon(6)
+    W2 = gnc_jax.theory.regular_polygon(6)
     R = np.array([[c, -s], [s, c]])
     assert metrics.gnc3(W2, R @ W2, np.arange(6)) == pytest.approx(1 - c, abs=1e-15)
 
@@ -57,7 +57,7 @@ def test_ncc_accuracy_counts_the_misassigned_features():
 
 
 def test_nc2_is_zero_only_for_the_simplex_etf():
-    assert metrics.nc2_etf_distance(gnc_jax.simplex_etf(5, 6)) < 1e-14
+    assert metrics.nc2_etf_distance(gnc_jax.theory.simplex_etf(5, 6)) < 1e-14
     assert metrics.nc2_etf_distance(random_configuration(0, 5, 6)) > 0.1
     with pytest.raises(ValueError, match="K <= d \\+ 1"):
         metrics.nc2_etf_distance(random_configuration(0, 3, 5))
@@ -82,7 +82,7 @@ def test_bad_input_names_the_argument(call, match):
 def test_gnc1_ignores_round_off_in_directions_the_class_means_do_not_span():
     """K = 4 class means in R^5 span 3 dimensions; round-off-sized spread (1e-15) must give GNC1 ~ 1e-30,
     not O(1) from inverting Sigma_B's round-off eigenvalues."""
-    W = gnc_jax.simplex_etf(5, 4)
+    W = gnc_jax.theory.simplex_etf(5, 4)
     rng = np.random.default_rng(0)
     H = np.repeat(W, 3, axis=1) + 1e-15 * rng.standard_normal((5, 12))
     assert metrics.gnc1(H, metrics.class_major_labels(4, 3)) < 1e-25

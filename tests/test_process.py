@@ -47,12 +47,14 @@ def test_float64_inside_a_call_and_float32_outside():
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 def test_allocator_tuning_applies_on_glibc_and_respects_the_user(monkeypatch):
+    from gnc_jax._src.process import tune_allocator
+
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
-    assert gnc_jax.tune_allocator() is True
+    assert tune_allocator() is True
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")
-    assert gnc_jax.tune_allocator() is False
+    assert tune_allocator() is False
 
 
 def test_the_float64_scope_ends_with_the_call_even_on_error():

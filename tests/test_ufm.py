@@ -53,7 +53,7 @@ def test_losses_match_the_textbook_cross_entropy(tau, x64):
 
 def test_log_loss_stays_finite_with_a_useful_gradient_where_the_ce_underflows(x64):
     # A well-separated configuration: at tau = 1e-3 every CE is exp(-(margin)/tau) ~ 1e-250 or less.
-    W = gnc_jax.simplex_etf(3, 4)
+    W = gnc_jax.theory.simplex_etf(3, 4)
     p = {"W": jnp.asarray(W), "H": jnp.asarray(np.repeat(W, 2, axis=1))}
     cm = jnp.ones(4, bool)
     tau = 1e-3

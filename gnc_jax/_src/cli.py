@@ -763,7 +763,7 @@ def _run(command, args) -> int:
 
 def program() -> None:
     """The ``gnc-jax`` command as its own process: glibc's allocator tuned for it
-    (:func:`gnc_jax.tune_allocator`, process-wide, so not in :func:`main`), then :func:`main`."""
+    (:func:`gnc_jax._src.process.tune_allocator`, process-wide, so not in :func:`main`), then :func:`main`."""
     from gnc_jax._src.process import tune_allocator
 
     tune_allocator()

@@ -222,21 +222,25 @@ def above_minimum(values, tol: float) -> np.ndarray:
     return np.flatnonzero(values > values.min() + tol)
 
 
-def rattlers(W, tol: float = 1e-6) -> np.ndarray:
-    """Rattlers of W as a softmax code (Definition 3.4, eq. 8): indices k with
-    dist_k > rho_one-vs-rest + tol, i.e. classes that do not attain the minimum one-vs-rest distance.
+@float64
+def rattlers(W, tol: float = 1e-6, problem: str = "softmax-code") -> np.ndarray:
+    """The rattlers of W, as indices: for a softmax code (Definition 3.4, eq. 8) the classes whose
+    one-vs-rest distance exceeds rho_one-vs-rest by more than ``tol``; for a Tammes code
+    (``problem='tammes'``) the points whose nearest neighbour is farther than the minimum chord by
+    more than ``tol``.
+
+    >>> import numpy as np
+    >>> W = np.array([[1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, -1.0]])  # the square: no rattler
+    >>> rattlers(W, problem="tammes").tolist(), rattlers(W).tolist()
+    ([], [])
     """
     _check_tol(tol)
-    return above_minimum(one_vs_rest_distances(W), tol)
-
-
-@float64
-def tammes_rattlers(W, tol: float = 1e-6) -> np.ndarray:
-    """Rattlers of W as a Tammes code: points whose nearest neighbour is farther than the minimum
-    pairwise distance by more than ``tol`` (chord units)."""
-    _check_tol(tol)
-    A = validate_configuration(W)
-    return above_minimum(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)), tol)
+    if problem == "softmax-code":
+        return above_minimum(one_vs_rest_distances(W), tol)
+    if problem == "tammes":
+        A = validate_configuration(W)
+        return above_minimum(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)), tol)
+    raise InvalidArgument(f"problem must be 'softmax-code' or 'tammes', got {problem!r}")
 
 
 def features_from_weights(W: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@
   that only the other's worker could run, forever. ``gnc-jax sweep`` with its default 2 workers hung
   that way at d = 7 (both workers blocked in ``lapack_dgesdd``); so did two threads calling
   ``gnc_jax.separation`` on (8, 64) configurations (tests/test_process.py).
-* :func:`tune_allocator` (public as ``gnc_jax.tune_allocator``, called by the ``gnc-jax`` command and
+* :func:`tune_allocator` (called by the ``gnc-jax`` command and
   the benchmarks, never on import): XLA:CPU allocates a step's temporaries (megabytes for a batch of
   restarts) on every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh
   ``mmap`` pages or are trimmed back to the OS after each step, and the page faults slowed the d=3,
