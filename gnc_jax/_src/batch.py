@@ -33,6 +33,7 @@ from gnc_jax._src.polish import polish
 from gnc_jax._src.search import SearchSettings, search_stack, split_overrides
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import SolutionCore, Status
+from gnc_jax._src.store import CERTIFIED
 from gnc_jax._src.theory import softmax_code_closed_form, tammes_closed_form
 
 
@@ -477,10 +478,6 @@ def solve_pairs(
     return runner.run_buckets(len(pairs), bucket_of, solve, finish, progress, f"solve {problem}")
 
 
-# The certified measures a Solution copies from the bucket's Separation.
-_CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
-
-
 def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, note, restarts, hits, wall):
     """The :class:`Solution` of the pair in ``slot`` of a solved, certified bucket."""
     problem = prob.name
@@ -516,7 +513,7 @@ def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, n
         d=dd,
         K=kk,
         W=Wi,
-        **{name: float(getattr(sep, name)[slot]) for name in _CERTIFIED},
+        **{name: float(getattr(sep, name)[slot]) for name in CERTIFIED},
         distances=dist,
         rattlers=ratt,
         status=status,

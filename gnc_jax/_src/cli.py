@@ -157,7 +157,6 @@ def _search_arguments(parser) -> None:
     )
 
 
-SEARCH_OPTIONS = ("search_rounds", "search_population", "search_work_per_member", "search_stack")
 # Options whose applicability the registry decides (gnc_jax._src.registry.Family.options).
 _FAMILY_OPTIONS = ("n", "tau", "weight_decay", "counts", "lambda_w", "lambda_h", "time_limit")
 
@@ -165,7 +164,7 @@ _FAMILY_OPTIONS = ("n", "tau", "weight_decay", "counts", "lambda_w", "lambda_h",
 def _check_applicable(args, overrides) -> None:
     """The one check of which options apply to the problem (from :mod:`gnc_jax._src.registry`)."""
     given = [o for o in _FAMILY_OPTIONS if getattr(args, o, None) is not None]
-    given += [o for o in ("hop_rounds", *SEARCH_OPTIONS) if o in overrides]
+    given += [o for o in ("hop_rounds", *registry.SEARCH_SETTINGS) if o in overrides]
     try:
         registry.check_options(args.problem, given, spell=lambda o: "--" + o.replace("_", "-"))
     except InvalidArgument as e:
@@ -479,7 +478,7 @@ def print_imbalanced(row: dict, file=None) -> None:
 
 def _solver_overrides(args) -> dict:
     """The solver settings given on the command line (--restarts, --steps, --hop-rounds, --dtype)."""
-    names = ("restarts", "steps", "hop_rounds", "dtype", *SEARCH_OPTIONS)
+    names = ("restarts", "steps", "hop_rounds", "dtype", *registry.SEARCH_SETTINGS)
     return {k: getattr(args, k) for k in names if getattr(args, k) is not None}
 
 

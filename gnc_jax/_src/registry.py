@@ -13,14 +13,10 @@ from collections.abc import Callable, Iterable
 
 from gnc_jax._src.errors import InvalidArgument
 
-# Options of the global search (gnc_jax._src.search): the Tammes and softmax-code families only.
-SEARCH_OPTIONS = (
-    "time_limit",
-    "search_rounds",
-    "search_population",
-    "search_work_per_member",
-    "search_stack",
-)
+# The global search's settings the CLI takes (gnc_jax._src.search.SearchSettings, as search_<field>),
+# and with time_limit the options of the Tammes and softmax-code families only.
+SEARCH_SETTINGS = ("search_rounds", "search_population", "search_work_per_member", "search_stack")
+SEARCH_OPTIONS = ("time_limit", *SEARCH_SETTINGS)
 
 
 @dataclasses.dataclass(frozen=True)

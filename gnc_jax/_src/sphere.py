@@ -40,11 +40,6 @@ def tangent_bases(W):
     return H[:, :, 1:]
 
 
-def retract(W: jax.Array, V: jax.Array) -> jax.Array:
-    """Move from W along V and return to the manifold by column normalisation."""
-    return normalize_columns(W + V)
-
-
 def padded_points(key: jax.Array, d: int, K: int, d_max: int, K_max: int, dtype=jnp.float64):
     """Random points of OB(d, K) embedded in a (d_max, K_max) array.
 

@@ -34,13 +34,14 @@ from gnc_jax._src.errors import InvalidArgument
 
 STORE_FORMAT = 3
 KEY = ("problem", "d", "K", "n", "tau")
-_CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
+# The certified measures of a solution (:class:`gnc_jax._src.geometry.Separation`'s scalars).
+CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
 _FEATURES = ("loss", "gnc1", "gnc2", "gnc3")
 _PROVENANCE = ("seed", "settings", "version", "device", "store_format", "finished_at")
 _RUN = ("hits", "restarts", "wall_s", "config", *_PROVENANCE)
 COLUMNS = (
     *KEY,
-    *_CERTIFIED,
+    *CERTIFIED,
     "n_rattlers",
     "rattlers",
     *_FEATURES,
@@ -57,7 +58,7 @@ _FORMATS = {
 }
 _MISSING = {2: "no status_note column", 1: "no residual column"}
 INT_COLUMNS = {"d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"}
-FLOAT_COLUMNS = {"tau", *_CERTIFIED, *_FEATURES, "residual", "wall_s"}
+FLOAT_COLUMNS = {"tau", *CERTIFIED, *_FEATURES, "residual", "wall_s"}
 # What "best" means per problem: the column and whether larger is better.
 SCORE = {f.name: (f.score, f.larger_is_better) for f in registry.FAMILIES if f.stored}
 
