@@ -152,12 +152,8 @@ class SolverSettings(ValidatedSettings):
     def polish_iters_for(self, unknowns: int) -> int:
         """SLP polish iterations for an LP in ``unknowns`` tangent coordinates: ``lp_polish_iters``
         up to ``POLISH_FULL_UNKNOWNS``, scaled by (``POLISH_FULL_UNKNOWNS`` / unknowns)^2 above, at
-        least 20. One LP costs about the square of its unknowns (HiGHS, 2 CPU cores, whole
-        iteration: 0.235 s at 480 unknowns, the softmax code at (7, 40); 0.55 s at 896, (8, 64)), so
-        the cap holds a polish to about the time of 100 LPs at 340 unknowns, ~12 s; with 100
-        iterations the polish alone took 23.5 s at (7, 40) and 55 s at (8, 64), where the pair's
-        budget is 60 s. The iterations it cuts gain little: at (8, 64) each gains 1e-5 or less (a
-        first-order method crawling where hundreds of terms are nearly equal)."""
+        least 20: one LP costs about the square of its unknowns, so a polish takes about the time
+        of 100 LPs at ``POLISH_FULL_UNKNOWNS`` unknowns (docs/decisions.md)."""
         scale = min(1.0, (POLISH_FULL_UNKNOWNS / max(unknowns, 1)) ** 2)
         if scale == 1.0:
             return self.lp_polish_iters
@@ -166,9 +162,8 @@ class SolverSettings(ValidatedSettings):
     def restarts_for(self, d: int, K: int, n_devices: int = 1) -> int:
         """The restarts a pair gets, rounded up to a multiple of ``n_devices``: ``restarts`` if set,
         else 64 up to d K^2 = 7500 (d = 3, K = 50) and 64 * 7500 / (d K^2) above, rounded down to
-        a power of two, at least 8 (an annealing step costs ~ restarts d K^2 on a CPU, so every pair
-        gets about the same time: at d = 10, K = 100 all 64 restarts end at the same margin, and 8
-        reach it in a quarter of the time, benchmarks/results/paper_baseline.md)."""
+        a power of two, at least 8: an annealing step costs ~ restarts d K^2 on a CPU, so every pair
+        gets about the same time (docs/decisions.md)."""
         R = self.restarts
         if not R:
             R = 64 if d * K * K <= 7500 else max(8, 2 ** int(math.log2(64 * 7500 / (d * K * K))))
@@ -291,8 +286,8 @@ def perturb(key, params: dict, row_mask, col_masks: dict, scale):
 
 def axis_map(fn, size: int, in_axes=0):
     """``jax.vmap(fn, in_axes)`` over a leading axis of ``size`` (restarts, instances); with size 1
-    the axis is dropped and re-added instead: XLA:CPU runs a matmul with a batch axis of one about
-    2x slower than the plain one (d = 512, K = 4096: 1.08 s against 0.50 s per gradient)."""
+    the axis is dropped and re-added instead, since XLA:CPU runs a matmul with a batch axis of one
+    about 2x slower than the plain one (docs/decisions.md)."""
     if size > 1:
         return jax.vmap(fn, in_axes)
 

@@ -47,8 +47,8 @@ def min_norm_point(
       max_iter: bound on major + minor cycles (default 20 (d + 1) + 50).
       gram: solve each affine minimisation from the Gram matrix P^T P (computed once) instead of by
         least squares on the coordinates: an (m x m) solve per iteration instead of an SVD of a
-        (d x m) matrix, 20x faster for d = 512, at the price of squaring the condition number (use
-        it when the distance is well away from 0). The certificate is computed from the
+        (d x m) matrix, faster at large d, at the price of squaring the condition number (use it
+        when the distance is well away from 0). The certificate is computed from the
         coordinates either way.
 
     Returns:

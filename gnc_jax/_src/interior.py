@@ -18,12 +18,9 @@ rotations), where it made the system indefinite and a third of the Cholesky fact
 A small relative regulariser, raised after a failed step, keeps those directions bounded. Steps are
 chosen from a few lengths by the barrier merit s - tau sum log g with a fraction-to-boundary rule.
 
-Why it is here: the search (:mod:`gnc_jax._src.search`) keeps a move only if the member's exact
-minimum chord improves, and needs that judgement at the precision of the gaps between competing
-local optima (2e-6, relative, at d = 3, K = 110). The log-sum-exp finish leaves members 1e-6..2e-4
-below their local optimum (noise that scrambled the ranking), and the exact SLP polish costs ~0.8 s a
-member on the host; this solve ends within 1e-10 of the local optimum for ~95% of the members
-(80 iterations, K = 110), batched, in ~0.08 s a member on 2 CPU cores, and runs on an accelerator.
+Why it is here: the search (:mod:`gnc_jax._src.search`) ranks members by their exact minimum chord,
+which the log-sum-exp finish leaves too noisy and the SLP polish is too slow to give
+(docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -112,8 +109,7 @@ def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3, col=N
 
     Args:
       X: (d, K) unit columns, float64.
-      iterations: Newton steps (80 reach the local optimum to 1e-10 for ~95% of members at d = 3,
-        K = 110 after the search's finish).
+      iterations: Newton steps.
       start_gap: the starting slack of the largest cosine, relative to 1 - max cos.
       col: (K,) bool, the real points (None: all); the others are padding, constrain nothing and
         stay where they are (pairs of several sizes stacked in one program).

@@ -29,17 +29,10 @@ from gnc_jax._src.sphere import tangent_bases
 from gnc_jax._src.status import Status
 
 
-# Simplex iterations per LP at most, per row and column: the polish's LPs need at most ~9 (measured
-# over the polishes of softmax codes at (6, 30) and (8, 20) and Tammes codes at (8, 40) and (3, 60)),
-# but HiGHS's dual simplex can stall: at d = 8, K = 38 (a softmax code, 744 rows, 533 columns) it ran
-# for over 40 minutes on one LP, which its interior-point method solves in 2.4 s.
+# Simplex iterations per LP at most, per row and column: HiGHS's dual simplex can stall on an LP its
+# interior-point method solves in seconds (docs/decisions.md).
 LP_ITERATIONS_PER_SIZE = 25
-# LPs with more columns than this go to the interior-point method first: per LP (first 8 of a
-# polish, 2 CPU cores) 0.53 s against 1.55 s by the dual simplex for the softmax code at (8, 64)
-# (1456 rows, 897 columns), 0.20 against 0.37 s at (8, 40) (584 x 554); at (6, 40) (556 x 401) the two
-# take the same time. Tall LPs suit the simplex: the Tammes search at d = 3 (LPs of up to ~3900 rows +
-# columns, at most 2K + 1 columns, at K = 100 and 130) took 149 s at K = 90 by it and 169 s with its
-# LPs over 1000 rows + columns by the other.
+# LPs with more columns than this go to the interior-point method first; tall LPs suit the simplex.
 LP_IPM_FIRST_COLUMNS = 500
 
 

@@ -10,12 +10,9 @@ representatives and those orbits have 2a degrees of freedom instead of 2K: :func
 anneals the representatives (the search's log-sum-exp schedule over the pairs of a representative
 with any point, which by the symmetry are all the pairs up to rotation: |G| times fewer terms than the
 whole configuration's) from random starts and returns the best few distinct configurations of each
-decomposition. They seed the search
-(:func:`gnc_jax._src.search.search_tammes`), which polishes them without the symmetry. Measured at
-d = 3 (best of 32 starts, polished; :data:`gnc_jax._src.search.GROUPS`
-says which groups the search uses): I at K = 120 (two generic orbits) reaches the best-known angle
-19.324020° that the search alone misses by 0.059°; C_3 reaches it at K = 80 and 90, where the search
-alone stops 6e-4° and 2e-3° below.
+decomposition. They seed the search (:func:`gnc_jax._src.search.search_tammes`), which polishes
+them without the symmetry: some best-known codes are reached only from such starts
+(docs/decisions.md).
 """
 
 from __future__ import annotations

@@ -46,11 +46,9 @@ class TrainSettings(ValidatedSettings):
     Attributes:
       epochs: passes over the training set.
       batch_size: mini-batch size (the last incomplete batch of an epoch is dropped).
-      optimizer: 'adam' (default) or 'sgd' with momentum (the paper's choice for ResNets; on the
-        small digits MLP it stalled at 20-53% training accuracy at lr 0.1, 0.05 and 0.01, where Adam
-        reached 100%); both with a cosine decay to 0.
-      learning_rate: initial step size. On digits (d = 3, tau = 0.1) Adam at 1e-2 for 200 epochs
-        brings GNC2 to 95% of rho-hat; 3e-3 to 94%; 1e-2 for 60 epochs to 81%.
+      optimizer: 'adam' (default) or 'sgd' with momentum (the paper's choice for ResNets, which
+        stalled on the small digits MLP: docs/decisions.md); both with a cosine decay to 0.
+      learning_rate: initial step size.
       momentum: SGD momentum.
       weight_decay: decoupled L2 on every trained parameter.
       tau_start: None (train at the model's tau throughout) or a larger temperature to start from:

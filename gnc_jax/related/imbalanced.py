@@ -24,16 +24,15 @@ scaled and centred combination of the class means:
     w_j = sqrt(lambda_H K / (lambda_W (K-1))) (sqrt(n_j) mean_j - (1/K) sum_l sqrt(n_l) mean_l).
 
 Class l collapses (p_l = a_l = t_l = 0: its mean vanishes and its classifier equals every other
-collapsed class's, "minority collapse") iff n_l <= N^2 lambda_W lambda_H K / (K - 1). The issue's
-hypothesis p_l = log((K-1)(1/s_l - 1)) and threshold are confirmed (with p_l clipped at 0).
+collapsed class's, "minority collapse") iff n_l <= N^2 lambda_W lambda_H K / (K - 1), the n_l
+at which the unclipped margin log((K-1)(1/s_l - 1)) reaches 0.
 
 **Solver** (:func:`solve_ufm_imbalanced`): projected Adam (the shared driver
 :func:`gnc_jax._src.driver.run_schedule`: :func:`gnc_jax._src.driver.euclidean_adam`, then the projection
 onto H >= 0) from a large non-negative start, with a
 continuation on the regularisers (scaled by ``lambda_start`` -> 1 over ``steps``), then
 ``hold_steps`` with the step decaying to ``final_rate``. A small start with the full regularisers
-tends to a spurious KKT point where minority features are exactly 0 (K = 4, d = 8, counts
-(200, 200, 30, 8), lambda = 5e-3: loss 0.6148 against the optimum 0.5898); the continuation
+tends to a spurious KKT point where minority features are exactly 0 (docs/decisions.md); the continuation
 lets every class separate before the regularisers bite, and it starts from class-balanced sample
 weights so that a minority class does not lose its coordinate to the majorities early on. Since
 the closed form is a lower bound for every d, ``loss - lower_bound`` certifies global optimality:
