@@ -256,8 +256,7 @@ def angle_deg(chord: float) -> float:
 def split_overrides(overrides: dict) -> tuple[dict, dict]:
     """Keyword overrides split into :class:`SearchSettings` fields (given as ``search_<field>``) and
     the rest (solver settings). Given ``restarts`` (> 0) also set the search's ``population`` unless
-    ``search_population`` is given: one restart axis, whichever solver a pair gets (on an H200,
-    ``restarts=4096`` lifts d = 3, K = 122 above every CPU run's code within the budget)."""
+    ``search_population`` is given: one restart axis, whichever solver a pair gets."""
     search = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
     rest = {k: v for k, v in overrides.items() if not k.startswith("search_")}
     restarts = rest.get("restarts")
