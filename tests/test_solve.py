@@ -234,9 +234,11 @@ def test_hardmax_is_optimal_only_when_its_features_attain_the_objective_too():
     from types import SimpleNamespace
 
     from gnc_jax._src.batch import _gap_to_proven_optimum
+    from gnc_jax._src.objectives import get_problem
 
     rho = theory.softmax_code_closed_form(2, 4)[0]
     sep = SimpleNamespace(rho_lower=np.array([rho]))
-    assert _gap_to_proven_optimum("softmax-code", 2, 4, sep, 0) == 0.0
-    assert _gap_to_proven_optimum("hardmax", 2, 4, sep, 0, loss=-rho) == 0.0
-    assert _gap_to_proven_optimum("hardmax", 2, 4, sep, 0, loss=-rho + 1e-7) == pytest.approx(1e-7)
+    code, hardmax = get_problem("softmax-code"), get_problem("hardmax", 2)
+    assert _gap_to_proven_optimum(code, 2, 4, sep, 0) == 0.0
+    assert _gap_to_proven_optimum(hardmax, 2, 4, sep, 0, loss=-rho) == 0.0
+    assert _gap_to_proven_optimum(hardmax, 2, 4, sep, 0, loss=-rho + 1e-7) == pytest.approx(1e-7)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -194,9 +195,9 @@ def _polish_bucket(problem, params, sep, dims, settings):
             continue
         Wi = np.array(params["W"][slot, :dd, :kk])
         pair = {"W": Wi}
-        if problem.name == "hardmax":
+        if problem.features_start == "solver":
             pair["H"] = np.array(params["H"][slot, :dd, : n * kk])
-        elif problem.name == "softmax-code":
+        elif problem.features_start == "weights":
             # Start from the exact features of eq. (9): the joint score then equals rho_one-vs-rest(W),
             # and the polish can only raise it. A point inside the hull of the rest has none: any
             # unit vector will do there, take w_k.
@@ -204,18 +205,18 @@ def _polish_bucket(problem, params, sep, dims, settings):
             pair["H"] = np.where(np.isnan(H), Wi, H)
         res = polish(problem, pair, max_iter=settings.polish_iters_for(unknowns))
         params["W"][slot, :dd, :kk] = res.params["W"]
-        if problem.name == "hardmax":
+        if problem.features_start == "solver":
             params["H"][slot, :dd, : n * kk] = res.params["H"]
         results.append(res)
     return results
 
 
-def _gap_to_proven_optimum(problem: str, d: int, K: int, sep, slot, loss=None) -> float | None:
+def _gap_to_proven_optimum(prob: Problem, d: int, K: int, sep, slot, loss=None) -> float | None:
     """How far the certified value is from the proven optimum of the pair (None where none is known):
     Theorem 3.3's rho for softmax codes (compared with the certified lower bound), the closed-form
     max-cosine for Tammes; for HardMax the larger of W's gap and that of the objective (5) at (W, H),
     ``loss``, whose optimum is -rho (Theorem 3.2)."""
-    if problem == "tammes":
+    if prob.score_field == "min_angle_deg":
         best = tammes_closed_form(d, K)
         return None if best is None else float(sep.max_cos[slot]) - best
     closed = softmax_code_closed_form(d, K)
@@ -225,9 +226,9 @@ def _gap_to_proven_optimum(problem: str, d: int, K: int, sep, slot, loss=None) -
     return gap if loss is None else max(gap, loss + closed[0])
 
 
-def _problem_score(problem: str, sep, slot):
+def _problem_score(prob: Problem, sep, slot):
     """What the problem maximises, from a certification: the min angle (Tammes) or rho_one-vs-rest."""
-    value = sep.min_angle_deg if problem == "tammes" else sep.rho_one_vs_rest
+    value = getattr(sep, prob.score_field)
     return float(value if slot is None else value[slot])
 
 
@@ -280,6 +281,44 @@ def solve(
     return sols[0] if scalar else sols
 
 
+class _Request(NamedTuple):
+    """A validated :func:`solve_pairs` call: what its stages read."""
+
+    prob: Problem
+    pairs: list  # (d, K) tuples
+    key: jax.Array
+    settings: SolverSettings
+    search: SearchSettings
+    time_limit: float | None
+    initial: dict  # pair index -> [configurations]
+    progress: object
+    release_memory: bool
+    rattler_tol: float
+
+    def pair_key(self, i: int) -> jax.Array:
+        """One key per pair, derived from the pair itself: results do not depend on the batch."""
+        return runner.instance_key(self.key, *self.pairs[i])
+
+    def searched(self, K: int) -> bool:
+        """Whether the global search runs for a pair with K points."""
+        role = self.prob.search_role
+        return self.search.applies(K) and (
+            role == "solution" or (role == "candidate" and self.search.cross_seed)
+        )
+
+
+class _Solved(NamedTuple):
+    """A bucket's configurations on the host (padded arrays) and what its solver reported per pair."""
+
+    params: dict
+    statuses: list
+    residual: np.ndarray
+    notes: list
+    hits: list
+    restarts: int
+    K_max: int
+
+
 @float64
 def solve_pairs(
     problem: str,
@@ -298,6 +337,10 @@ def solve_pairs(
     **overrides,
 ) -> list[Solution]:
     """Solve ``problem`` for a list of (d, K) pairs, one compiled call per size bucket.
+
+    The stages: the candidates of each pair (``initial``, cross-seeded codes), the global search of
+    the pairs it covers, the compiled solve of the other pairs by size bucket, then per bucket the
+    best candidate, the exact polish and the certification.
 
     Args:
       problem: 'tammes' (eq. 11), 'softmax-code' (eq. 3) or 'hardmax' (eq. 5, with ``n`` features
@@ -335,6 +378,80 @@ def solve_pairs(
     Returns:
       One `Solution` per pair, in order.
     """
+    req = _request(
+        problem,
+        pairs,
+        n,
+        key,
+        seed,
+        settings,
+        search,
+        time_limit,
+        initial,
+        progress,
+        release_memory,
+        rattler_tol,
+        overrides,
+    )
+    candidates = _candidates(req)
+    searched = _search(req, candidates)
+    solved = set(searched) if req.prob.search_role == "solution" else set()
+
+    def bucket_of(i):
+        if i in solved:
+            return (0, i)
+        dd, kk = req.pairs[i]
+        restarts = req.settings.restarts_for(dd, kk, runner.device_count())
+        return 1, runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), restarts
+
+    def solve(bucket, members, padded):
+        """The bucket's configurations (solved, the best candidate, polished) and their certification."""
+        dims = [req.pairs[i] for i in members]
+        if members[0] in solved:
+            out = _from_search(req, searched[members[0]], dims[0])
+        else:
+            out = _compiled_solve(req, bucket, members, padded)
+            for slot, i in enumerate(members):  # a search that ran for a candidate, cut short
+                out.notes[slot] = searched[i].note if i in searched else ""
+        sep = _certify(out.params, dims, out.K_max)
+        # The caller's configurations and the search's, where better, replace the solver's before the
+        # polish, which can only improve them (a solved pair's candidates were its search's seeds).
+        others = {i: [*candidates.get(i, ()), *([searched[i].W] if i in searched else [])] for i in members}
+        if _adopt_better(
+            req.prob, out.params, sep, dims, [others[i] if i not in solved else [] for i in members]
+        ):
+            sep = _certify(out.params, dims, out.K_max)
+        if req.settings.lp_polish_iters:
+            sep = _polish(req, out, sep, dims)
+        return out, sep
+
+    def finish(bucket, members, raw, wall):
+        out, sep = raw
+        return [
+            _solution(req, i, out, sep, slot, wall + (searched[i].elapsed_s if i in searched else 0.0))
+            for slot, i in enumerate(members)
+        ]
+
+    return runner.run_buckets(len(req.pairs), bucket_of, solve, finish, req.progress, f"solve {problem}")
+
+
+def _request(
+    problem,
+    pairs,
+    n,
+    key,
+    seed,
+    settings,
+    search,
+    time_limit,
+    initial,
+    progress,
+    release_memory,
+    rattler_tol,
+    overrides,
+) -> _Request:
+    """The arguments of :func:`solve_pairs`, validated (errors name the argument), with defaults and
+    overrides applied."""
     prob = get_problem(problem, n)
     pairs = list(pairs)
     if not pairs:
@@ -356,144 +473,134 @@ def solve_pairs(
     if overrides:
         settings = settings.replace(**overrides)
     initial = _initial_configs(initial, pairs)
-    n_dev = runner.device_count()
-    # One key per pair, derived from the pair itself: results do not depend on the batch.
-    pair_key = lambda dd, kk: runner.instance_key(key, dd, kk)
-    searched = {}  # the searches run
-    if problem in ("tammes", "softmax-code"):
-        if problem == "tammes" and search.cross_seed:
-            # Cross-seeding: the softmax-code annealer's code of each searched pair joins the search's
-            # first population.
-            seeded = [i for i, (dd, kk) in enumerate(pairs) if search.applies(kk)]
-            if seeded:
-                codes = solve_pairs(
-                    "softmax-code",
-                    [pairs[i] for i in seeded],
-                    key=key,
-                    settings=settings.replace(lp_polish_iters=0, restarts=settings.restarts or 8),
-                    search=search.replace(rounds=0),
-                )
-                for i, code in zip(seeded, codes):
-                    initial[i] = [*initial.get(i, ()), code.W]
-        stacks = {}  # pairs searched together: one dimension, one padded size
-        for i, (dd, kk) in enumerate(pairs):
-            if search.applies(kk) and (problem == "tammes" or search.cross_seed):
-                stacks.setdefault((dd, search.padded(kk)), []).append(i)
-        for (dd, _), members in stacks.items():
-            found = search_stack(
-                dd,
-                [pairs[i][1] for i in members],
-                [pair_key(*pairs[i]) for i in members],
-                search,
-                [initial.get(i, ()) for i in members],
-                time_limit,
-                progress,
+    return _Request(
+        prob, pairs, key, settings, search, time_limit, initial, progress, release_memory, rattler_tol
+    )
+
+
+def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
+    """Per pair, the configurations that join its search or compete with its solver's: the caller's
+    ``initial`` and, for a pair the search solves with ``cross_seed``, the softmax-code annealer's
+    code of the pair."""
+    candidates = {i: list(v) for i, v in req.initial.items()}
+    if req.prob.search_role == "solution" and req.search.cross_seed:
+        seeded = [i for i, (_, kk) in enumerate(req.pairs) if req.searched(kk)]
+        if seeded:
+            codes = solve_pairs(
+                "softmax-code",
+                [req.pairs[i] for i in seeded],
+                key=req.key,
+                settings=req.settings.replace(lp_polish_iters=0, restarts=req.settings.restarts or 8),
+                search=req.search.replace(rounds=0),
             )
-            searched.update(zip(members, found))
-            if release_memory:  # each stack compiles programs of its own
-                release_compiled_programs()
-    # Tammes pairs the search solved form groups of their own; everything else is bucketed by size
-    # and by the restarts the pair gets (so a pair's result does not depend on the rest of the batch).
-    solved = set(searched) if problem == "tammes" else set()
-
-    def bucket_of(i):
-        if i in solved:
-            return (0, i)
-        dd, kk = pairs[i]
-        restarts = settings.restarts_for(dd, kk, n_dev)
-        return 1, runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), restarts
-
-    def solve(bucket, members, padded):
-        """The bucket's configurations (solved, cross-seeded, polished) and their certification."""
-        dims = [pairs[i] for i in members]
-        if members[0] in solved:
-            found = searched[members[0]]
-            params = {"W": found.W[None].copy()}
-            statuses, hits, restarts = [found.status], [found.hits], search.population_for(*dims[0])
-            residual = np.array([found.recent_gain])
-            K_max = dims[0][1]
-        else:
-            _, d_max, K_max, restarts = bucket
-            dsb, Ksb = (np.array([pairs[i][j] for i in padded]) for j in (0, 1))
-            keys = jnp.stack([pair_key(dd, kk) for dd, kk in zip(dsb, Ksb)])
-            fn = _bucket_solver(
-                prob, settings.replace(restarts=restarts), d_max, K_max, n_dev, progress is not None
-            )
-            label = f"solve {problem} (d <= {d_max}, K <= {K_max}, {len(members)} pair(s))"
-            with step_meter(progress, label, settings.schedule_steps):
-                res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
-            params = {k: np.array(v) for k, v in params.items()}
-            statuses = [STATUS_NAMES[int(v)] for v in np.array(res.status)]
-            residual = np.array(res.change, np.float64)
-            hits = [int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)]
-        sep = _certify(params, dims, K_max)
-        # Cross-seeding: a better configuration from the search or ``initial`` replaces the solver's
-        # before the polish (which can only improve it).
-        swapped = False
-        for slot, i in enumerate(members):
-            dd, kk = dims[slot]
-            alternatives = []
-            if i not in solved:  # a solved pair's ``initial`` were its search's seeds
-                alternatives += [*initial.get(i, ()), *([searched[i].W] if i in searched else [])]
-            best = _problem_score(problem, sep, slot)
-            for A in alternatives:
-                score = _problem_score(problem, geometry.separation(A), None)
-                if score > best:
-                    best = score
-                    params["W"][slot, :dd, :kk] = A
-                    swapped = True
-        if swapped:
-            sep = _certify(params, dims, K_max)
-        notes = [searched[i].note if i in searched else "" for i in members]  # a search cut short
-        if settings.lp_polish_iters:
-            polished = _polish_bucket(prob, params, sep, dims, settings)
-            for slot, res in enumerate(polished):
-                if res is not None and statuses[slot] != Status.NONFINITE:
-                    statuses[slot], residual[slot] = res.status, res.residual
-                    notes[slot] = "; ".join(filter(None, (notes[slot], res.note)))
-            sep = _certify(params, dims, K_max)
-        return params, sep, statuses, residual, notes, hits, restarts
-
-    def finish(bucket, members, raw, wall):
-        params, sep, statuses, residual, notes, hits, restarts = raw
-        return [
-            _solution(
-                prob,
-                n,
-                pairs[i],
-                params,
-                sep,
-                slot,
-                rattler_tol,
-                statuses[slot],
-                float(residual[slot]),
-                notes[slot],
-                restarts,
-                hits[slot],
-                wall + (searched[i].elapsed_s if i in searched else 0.0),
-            )
-            for slot, i in enumerate(members)
-        ]
-
-    return runner.run_buckets(len(pairs), bucket_of, solve, finish, progress, f"solve {problem}")
+            for i, code in zip(seeded, codes):
+                candidates[i] = [*candidates.get(i, ()), code.W]
+    return candidates
 
 
-def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, note, restarts, hits, wall):
-    """The :class:`Solution` of the pair in ``slot`` of a solved, certified bucket."""
-    problem = prob.name
-    dd, kk = pair
+def _search(req: _Request, candidates: dict) -> dict:
+    """The global search of every pair it covers (:meth:`_Request.searched`), pairs of one d and
+    padded size stacked together (:func:`gnc_jax._src.search.search_stack`); {pair index: result}."""
+    stacks = {}
+    for i, (dd, kk) in enumerate(req.pairs):
+        if req.searched(kk):
+            stacks.setdefault((dd, req.search.padded(kk)), []).append(i)
+    searched = {}
+    for (dd, _), members in stacks.items():
+        found = search_stack(
+            dd,
+            [req.pairs[i][1] for i in members],
+            [req.pair_key(i) for i in members],
+            req.search,
+            [candidates.get(i, ()) for i in members],
+            req.time_limit,
+            req.progress,
+        )
+        searched.update(zip(members, found))
+        if req.release_memory:  # each stack compiles programs of its own
+            release_compiled_programs()
+    return searched
+
+
+def _from_search(req: _Request, found, pair) -> _Solved:
+    """A pair the search solved, as a bucket of one."""
+    return _Solved(
+        params={"W": found.W[None].copy()},
+        statuses=[found.status],
+        residual=np.array([found.recent_gain]),
+        notes=[found.note],
+        hits=[found.hits],
+        restarts=req.search.population_for(*pair),
+        K_max=pair[1],
+    )
+
+
+def _compiled_solve(req: _Request, bucket, members, padded) -> _Solved:
+    """The bucket's pairs solved by one compiled call of the annealer (:func:`_bucket_solver`)."""
+    _, d_max, K_max, restarts = bucket
+    dsb, Ksb = (np.array([req.pairs[i][j] for i in padded]) for j in (0, 1))
+    keys = jnp.stack([req.pair_key(i) for i in padded])
+    report = req.progress is not None
+    fn = _bucket_solver(
+        req.prob, req.settings.replace(restarts=restarts), d_max, K_max, runner.device_count(), report
+    )
+    label = f"solve {req.prob.name} (d <= {d_max}, K <= {K_max}, {len(members)} pair(s))"
+    with step_meter(req.progress, label, req.settings.schedule_steps):
+        res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
+    return _Solved(
+        params={k: np.array(v) for k, v in params.items()},
+        statuses=[STATUS_NAMES[int(v)] for v in np.array(res.status)],
+        residual=np.array(res.change, np.float64),
+        notes=[""] * len(padded),
+        hits=[int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)],
+        restarts=restarts,
+        K_max=K_max,
+    )
+
+
+def _adopt_better(prob: Problem, params, sep, dims, alternatives) -> bool:
+    """Per slot, the best of the given configurations by the problem's certified score replaces the
+    solver's where it is better (``params`` updated in place); whether any did."""
+    swapped = False
+    for slot, ((dd, kk), configs) in enumerate(zip(dims, alternatives)):
+        best = _problem_score(prob, sep, slot)
+        for A in configs:
+            score = _problem_score(prob, geometry.separation(A), None)
+            if score > best:
+                best = score
+                params["W"][slot, :dd, :kk] = A
+                swapped = True
+    return swapped
+
+
+def _polish(req: _Request, out: _Solved, sep, dims):
+    """The exact SLP polish of the bucket (:func:`_polish_bucket`); its status, residual and note
+    replace the solver's where it ran. Returns the new certification."""
+    for slot, res in enumerate(_polish_bucket(req.prob, out.params, sep, dims, req.settings)):
+        if res is not None and out.statuses[slot] != Status.NONFINITE:
+            out.statuses[slot], out.residual[slot] = res.status, res.residual
+            out.notes[slot] = "; ".join(filter(None, (out.notes[slot], res.note)))
+    return _certify(out.params, dims, out.K_max)
+
+
+def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) -> Solution:
+    """The :class:`Solution` of pair ``i`` in ``slot`` of a solved, certified bucket."""
+    prob = req.prob
+    n = prob.features_per_class
+    dd, kk = req.pairs[i]
+    status, residual = out.statuses[slot], float(out.residual[slot])
     dist = np.asarray(sep.distances[slot, :kk])
-    Wi = np.array(params["W"][slot, :dd, :kk])
+    Wi = np.array(out.params["W"][slot, :dd, :kk])
     rho = float(sep.rho_one_vs_rest[slot])
-    if problem == "tammes":
-        ratt = geometry.above_minimum(sep.nearest_chords[slot, :kk], rattler_tol)
+    if prob.score_field == "min_angle_deg":
+        ratt = geometry.above_minimum(sep.nearest_chords[slot, :kk], req.rattler_tol)
     elif np.all(np.isfinite(dist)):
-        ratt = geometry.above_minimum(dist, rattler_tol)
+        ratt = geometry.above_minimum(dist, req.rattler_tol)
     else:  # bounded certification: certainly rattlers
-        ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + rattler_tol)
+        ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + req.rattler_tol)
     extra = {}
-    if problem == "hardmax":
-        Hi = np.array(params["H"][slot, :dd, : n * kk])
+    if prob.features_start == "solver":
+        Hi = np.array(out.params["H"][slot, :dd, : n * kk])
         labels = metrics.class_major_labels(kk, n)
         terms = np.asarray(prob.terms({"W": Wi, "H": Hi}))
         loss = float(np.max(terms[np.asarray(prob.term_mask(np.ones(kk, bool)))]))  # eq. (5)
@@ -505,11 +612,11 @@ def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, n
             gnc3=metrics.gnc3(Wi, Hi, labels),
             loss=loss,
         )
-    gap = _gap_to_proven_optimum(problem, dd, kk, sep, slot, extra.get("loss"))
+    gap = _gap_to_proven_optimum(prob, dd, kk, sep, slot, extra.get("loss"))
     if gap is not None and gap <= 1e-12 and status != Status.NONFINITE:
         status, residual = Status.OPTIMAL, max(gap, 0.0)
     return Solution(
-        problem=problem,
+        problem=prob.name,
         d=dd,
         K=kk,
         W=Wi,
@@ -518,9 +625,9 @@ def _solution(prob, n, pair, params, sep, slot, rattler_tol, status, residual, n
         rattlers=ratt,
         status=status,
         residual=residual,
-        status_note=note,
-        restarts=restarts,
-        hits=hits,
+        status_note=out.notes[slot],
+        restarts=out.restarts,
+        hits=out.hits[slot],
         wall_s=wall,
         **extra,
     )

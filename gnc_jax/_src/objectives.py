@@ -127,6 +127,13 @@ class Problem(NamedTuple):
     term_grads: Callable  # (numpy params, rows, cols) -> {name: (m, d, columns)} gradients of those terms
     symmetric: bool  # terms[i, j] == terms[j, i]: smooth over i < j only (half the exponentials)
     features_per_class: int = 0
+    score_field: str = "rho_one_vs_rest"  # the certified measure it maximises (a Separation field)
+    # The Tammes search's part: 'solution' (its code is the answer), 'candidate' (its code may start
+    # the polish, with cross-seeding) or '' (none).
+    search_role: str = ""
+    # The features the polish starts from: 'solver' (the solver's own H), 'weights' (eq. 9 from the
+    # QP's weights) or '' (none).
+    features_start: str = ""
 
     def column_masks(self, col_mask) -> dict:
         """Real columns of every variable, from the (K,) mask of real classes."""
@@ -188,7 +195,15 @@ class Problem(NamedTuple):
         return -jnp.max(jnp.where(self.term_mask(col_mask), self.terms(params), -jnp.inf))
 
 
-TAMMES = Problem("tammes", ("W",), tammes_terms, tammes_term_grads, symmetric=True)
+TAMMES = Problem(
+    "tammes",
+    ("W",),
+    tammes_terms,
+    tammes_term_grads,
+    True,
+    score_field="min_angle_deg",
+    search_role="solution",
+)
 
 
 @functools.cache
@@ -204,10 +219,11 @@ def hardmax_problem(n: int, name: str = "hardmax") -> Problem:
         functools.partial(hardmax_term_grads, n=n),
         symmetric=False,
         features_per_class=n,
+        features_start="solver",
     )
 
 
-SOFTMAX_CODE = hardmax_problem(1, "softmax-code")
+SOFTMAX_CODE = hardmax_problem(1, "softmax-code")._replace(search_role="candidate", features_start="weights")
 PROBLEMS = {p.name: p for p in (TAMMES, SOFTMAX_CODE)}
 NAMES = ("tammes", "softmax-code", "hardmax")
 
