@@ -25,6 +25,7 @@ from gnc_jax._src.geometry import (
     softmax_code_margin,
     tammes_margin,
 )
+from gnc_jax._src.known import known_code
 from gnc_jax._src.search import SearchSettings
 from gnc_jax._src.status import Status
 from gnc_jax._src.sweep import sweep
@@ -41,6 +42,7 @@ __all__ = [
     "solve_hardmax",
     "solve_ufm",
     "sweep",
+    "known_code",
     # their settings and results
     "SolverSettings",
     "SearchSettings",

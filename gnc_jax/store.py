@@ -15,6 +15,7 @@ from gnc_jax._src.store import (
     row_key,
     sort_key,
     upgrade,
+    save,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "row_key",
     "sort_key",
     "upgrade",
+    "save",
 ]

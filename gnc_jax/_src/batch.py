@@ -226,6 +226,19 @@ def _gap_to_proven_optimum(prob: Problem, d: int, K: int, sep, slot, loss=None) 
     return gap if loss is None else max(gap, loss + closed[0])
 
 
+def certified_rattlers(prob: Problem, sep, slot: int, K: int, tol: float) -> np.ndarray:
+    """The rattlers of the configuration in ``slot`` of a certification, for the problem solved:
+    points with a farther nearest neighbour (Tammes) or classes farther from the hull of the rest
+    (softmax codes, Definition 3.4), by more than ``tol``; where the certification only bounds the
+    distances (large K), the classes certainly farther."""
+    if prob.score_field == "min_angle_deg":
+        return geometry.above_minimum(sep.nearest_chords[slot, :K], tol)
+    dist = np.asarray(sep.distances[slot, :K])
+    if np.all(np.isfinite(dist)):
+        return geometry.above_minimum(dist, tol)
+    return np.flatnonzero(np.asarray(sep.lower_bounds[slot, :K]) > float(sep.rho_one_vs_rest[slot]) + tol)
+
+
 def _problem_score(prob: Problem, sep, slot):
     """What the problem maximises, from a certification: the min angle (Tammes) or rho_one-vs-rest."""
     value = getattr(sep, prob.score_field)
@@ -592,12 +605,6 @@ def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) 
     dist = np.asarray(sep.distances[slot, :kk])
     Wi = np.array(out.params["W"][slot, :dd, :kk])
     rho = float(sep.rho_one_vs_rest[slot])
-    if prob.score_field == "min_angle_deg":
-        ratt = geometry.above_minimum(sep.nearest_chords[slot, :kk], req.rattler_tol)
-    elif np.all(np.isfinite(dist)):
-        ratt = geometry.above_minimum(dist, req.rattler_tol)
-    else:  # bounded certification: certainly rattlers
-        ratt = np.flatnonzero(np.asarray(sep.lower_bounds[slot, :kk]) > rho + req.rattler_tol)
     extra = {}
     if prob.features_start == "solver":
         Hi = np.array(out.params["H"][slot, :dd, : n * kk])
@@ -622,7 +629,7 @@ def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) 
         W=Wi,
         **{name: float(getattr(sep, name)[slot]) for name in CERTIFIED},
         distances=dist,
-        rattlers=ratt,
+        rattlers=certified_rattlers(prob, sep, slot, kk, req.rattler_tol),
         status=status,
         residual=residual,
         status_note=out.notes[slot],

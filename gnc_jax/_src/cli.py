@@ -265,7 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--process-count", type=_int_at_least("process-count", 1), default=None)
     sw.add_argument("--quiet", action="store_true", help="no progress lines")
     tb = sub.add_parser("table", help="query results stores: filter, sort, best per (d, K), compare runs")
-    tb.add_argument("files", nargs="+", help="store(s); shards and runs are read together")
+    tb.add_argument(
+        "files",
+        nargs="*",
+        help="store(s); shards and runs are read together (default: the table of codes shipped with gnc_jax)",
+    )
     tb.add_argument("--problem", choices=registry.STORED)
     tb.add_argument("--d", help="keep these d (same syntax as sweep)")
     tb.add_argument("--K", help="keep these K")
@@ -683,8 +687,9 @@ TABLE_VIEW += ("certificate_gap", "loss", "gnc1", "gnc3", "status", "restarts", 
 
 def cmd_table(args) -> int:
     from gnc_jax._src import store
+    from gnc_jax._src.known import TABLE
 
-    rows = store.load(args.files)
+    rows = store.load(args.files or [TABLE])
 
     def keep(rs):
         if args.problem:

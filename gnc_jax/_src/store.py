@@ -152,15 +152,28 @@ def upgrade(path) -> int:
         for r in rows:
             r["store_format"] = STORE_FORMAT
             r["status_note"] = "reason not recorded (store format 2)" if r["status"] == "failed" else ""
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(_header_line() + _lines(rows))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        _write_atomically(path, rows)
     finally:
         _unlock(lock)
     return len(rows)
+
+
+def save(path, rows: list[dict]) -> None:
+    """Write ``rows`` (of the current format) as a complete store at ``path``, atomically (a table
+    built from other stores, e.g. the one shipped with gnc_jax)."""
+    for r in rows:
+        if r.get("store_format") != STORE_FORMAT:
+            raise StoreError(f"rows must be of store format {STORE_FORMAT}, got {r.get('store_format')!r}")
+    _write_atomically(Path(path), rows)
+
+
+def _write_atomically(path: Path, rows: list[dict]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(_header_line() + _lines(rows))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def _lock(path: Path):

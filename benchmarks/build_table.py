@@ -1,0 +1,54 @@
+"""The table of codes shipped with gnc_jax (``gnc_jax/data/codes.csv`` and ``codes.npz``), built from
+results stores: the best row per (problem, d, K) (:func:`gnc_jax.store.best`) and its configuration.
+
+Each row keeps its store's certified numbers, status and provenance (seed, settings, version,
+device, time); its ``config`` column names its array in ``codes.npz``. With ``--merge`` the current
+shipped table joins the stores, so that a new store only adds the codes that beat it.
+:func:`gnc_jax.known_code` reads the table and re-certifies a code on load.
+
+Usage: python benchmarks/build_table.py STORE.csv [STORE.csv ...] [--merge] [--problems tammes,softmax-code]
+"""
+
+import argparse
+import io
+from pathlib import Path
+
+import numpy as np
+
+from gnc_jax import store
+from gnc_jax._src.known import CONFIGS, TABLE, config_name, table_rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("stores", nargs="+", type=Path)
+    ap.add_argument("--merge", action="store_true", help="the shipped table joins the stores")
+    ap.add_argument("--problems", default="tammes,softmax-code")
+    args = ap.parse_args()
+    problems = args.problems.split(",")
+    rows = [r for r in store.load(args.stores) if r["problem"] in problems]
+    arrays = {}
+    if args.merge:
+        with np.load(CONFIGS) as npz:
+            shipped = [r | {"source": "shipped"} for r in table_rows().values()]
+            arrays |= {r["config"]: npz[r["config"]] for r in shipped}
+        rows = shipped + rows
+    best = store.best(rows)
+    out_rows, out_arrays = [], {}
+    for r in best:
+        name = config_name(r)
+        W = arrays[r["config"]] if r["source"] == "shipped" else store.load_config(r["source"], r)["W"]
+        if W.shape != (r["d"], r["K"]):
+            raise SystemExit(f"{r['source']}: {name} has a configuration of shape {W.shape}")
+        out_arrays[name] = np.asarray(W, np.float64)
+        out_rows.append({k: v for k, v in r.items() if k != "source"} | {"config": name})
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **out_arrays)
+    CONFIGS.write_bytes(buf.getvalue())
+    store.save(TABLE, out_rows)
+    sizes = f"{TABLE.stat().st_size} + {CONFIGS.stat().st_size} bytes"
+    print(f"{len(out_rows)} codes: {TABLE}, {CONFIGS} ({sizes})")
+
+
+if __name__ == "__main__":
+    main()

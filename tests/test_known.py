@@ -1,0 +1,62 @@
+"""The table of codes shipped with gnc_jax: codes without solving, certified again on load, against
+independent references (proven Tammes optima, Theorem 3.3's closed form)."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import known_tammes
+from test_cli import run_cli
+
+import gnc_jax
+from gnc_jax import store
+from gnc_jax._src import known
+
+
+def test_a_known_code_is_the_proven_optimum_where_one_is_known():
+    proven = {(r["d"], r["K"]): r["angle"] for r in known_tammes() if r["proven"]}
+    for d, K in ((3, 12), (3, 14), (3, 24)):
+        code = gnc_jax.known_code("tammes", d, K)
+        assert code.W.shape == (d, K)
+        assert code.min_angle_deg == pytest.approx(proven[(d, K)], abs=1e-9)
+        # the angle recomputed with numpy alone
+        G = code.W.T @ code.W
+        assert np.degrees(np.arccos(G[~np.eye(K, dtype=bool)].max())) == pytest.approx(
+            code.min_angle_deg, abs=1e-9
+        )
+    rho, _ = gnc_jax.theory.softmax_code_closed_form(5, 6)  # the simplex (Theorem 3.3)
+    code = gnc_jax.known_code("softmax-code", 5, 6)
+    assert code.rho_one_vs_rest == pytest.approx(rho, abs=1e-12) and str(code.status) == "optimal"
+
+
+@pytest.mark.slow
+def test_every_shipped_code_certifies_at_its_rows_value():
+    # The table's numbers are those of its configurations: a sample of rows across d, K and both
+    # problems, certified again from the arrays (known_code refuses damaged data).
+    rows = list(known.table_rows().values())
+    assert len(rows) >= 1000 and {r["problem"] for r in rows} == {"tammes", "softmax-code"}
+    for r in rows[:: len(rows) // 40]:
+        code = gnc_jax.known_code(r["problem"], r["d"], r["K"])
+        col = store.SCORE[r["problem"]][0]
+        assert getattr(code, col) == pytest.approx(r[col], rel=1e-12, abs=1e-12), (r["d"], r["K"])
+        assert code.certificate_gap <= 1e-12
+
+
+def test_damaged_data_and_unknown_pairs_are_refused(monkeypatch):
+    with pytest.raises(ValueError, match="problem"):
+        gnc_jax.known_code("hardmax", 3, 12)
+    with pytest.raises(ValueError, match="K"):
+        gnc_jax.known_code("tammes", 3, 1)
+    with pytest.raises(ValueError, match="no tammes code for d=3, K=1000"):
+        gnc_jax.known_code("tammes", 3, 1000)
+    row = known.table_rows()[("tammes", 3, 12)]
+    monkeypatch.setitem(known.table_rows(), ("tammes", 3, 12), row | {"min_angle_deg": 64.0})
+    with pytest.raises(RuntimeError, match="damaged"):
+        gnc_jax.known_code("tammes", 3, 12)
+
+
+def test_the_table_command_reads_the_shipped_table():
+    r = run_cli("table", "--problem", "tammes", "--d", "3", "--K", "24", "--best", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    (row,) = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    assert row["min_angle_deg"] == pytest.approx(gnc_jax.known_code("tammes", 3, 24).min_angle_deg, abs=1e-12)
