@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from gnc_jax import store, theory
+from gnc_jax._src.known import TABLE
 
 HERE = Path(__file__).parent / "results"
 TOL = 1e-9
@@ -76,7 +77,7 @@ def cross_seeding(rows: list[dict], best: dict) -> list[str]:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("stores", nargs="*", default=sorted((HERE / "table").glob("*.csv")))
+    ap.add_argument("stores", nargs="*", default=[TABLE])
     ap.add_argument("--out", type=Path, default=HERE / "codes.md")
     args = ap.parse_args()
     rows = store.load(args.stores)

@@ -16,15 +16,14 @@ import numpy as np
 
 import gnc_jax
 from gnc_jax._src import objectives, polish, store
-
-TABLE = Path(__file__).parent / "results" / "table"
+from gnc_jax._src.known import TABLE
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--status", default="stalled", help="the stored status whose rows are re-judged")
     args = ap.parse_args()
-    rows = store.best(store.load(sorted(TABLE.glob("*.csv"))))
+    rows = store.load([TABLE])
     chosen = [r for r in rows if r["status"] == args.status]
     print(f"{len(rows)} best rows: {dict(collections.Counter(r['status'] for r in rows))}")
     if not chosen:

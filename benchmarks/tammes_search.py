@@ -139,7 +139,9 @@ def table_best(problem):
     from gnc_jax import store
 
     col, _ = store.SCORE[problem]
-    rows = store.best(store.load(sorted((RESULTS / "table").glob("*.csv"))))
+    from gnc_jax._src.known import TABLE
+
+    rows = store.read_rows(TABLE)
     return col, {(r["d"], r["K"]): r[col] for r in rows if r["problem"] == problem}
 
 

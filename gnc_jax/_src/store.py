@@ -242,7 +242,13 @@ def config_dir(path) -> Path:
 
 
 def load_config(store_path, row: dict) -> dict[str, np.ndarray]:
-    """The saved configuration of a row: {'W': (d, K)} plus 'H' (d, n K) for hardmax and ufm."""
+    """The saved configuration of a row: {'W': (d, K)} plus 'H' (d, n K) for hardmax and ufm. A
+    table built from stores (the one shipped with gnc_jax) keeps its configurations in one archive
+    beside it, ``<store>.npz``, where ``config`` names the array."""
+    archive = Path(store_path).with_suffix(".npz")
+    if archive.is_file():
+        with np.load(archive) as npz:
+            return {"W": np.asarray(npz[row["config"]])}
     base = Path(store_path).parent / row["config"]
     out = {"W": np.load(base)}
     h = base.with_name(base.name.replace("_W.npy", "_H.npy"))
