@@ -1,8 +1,5 @@
-"""The gnc_jax table of codes: renders the sweep stores as benchmarks/results/codes.md.
-
-The stores are those of benchmarks/results/table/ (how they were made:
-benchmarks/results/table/README.md): default settings, seed 0, then cross-seeding
-(benchmarks/cross_seed_stores.py).
+"""The gnc_jax table of codes: renders the table shipped with gnc_jax (or the given stores) as
+benchmarks/results/codes.md. How the table was made: docs/table.md.
 
 Per (d, K): the Tammes code's min angle, max cos and rattlers, the softmax code's certified rho and
 rattlers, rho of the Tammes code, and Theorem 3.9's bounds where they apply. Per d: where the two codes
@@ -87,7 +84,7 @@ def main():
     lines = [
         "# The gnc_jax table of codes",
         "",
-        f"{len(rows)} rows from {len(args.stores)} stores, the best of them per problem for {len(pairs)} "
+        f"{len(rows)} rows from {len(args.stores)} store(s), the best of them per problem for {len(pairs)} "
         f"(d, K) pairs; solver wall time {wall / 3600:.2f} h in all (sum of the rows' wall_s), device "
         f"{rows[0]['device']}, gnc_jax {rows[0]['version']}.",
         "Values are the solver's certified float64 numbers (benchmarks/check_codes.py recomputes a sample",

@@ -2,7 +2,7 @@
 that problem's own score, solve that pair again with the configuration as a seed.
 
     python benchmarks/cross_seed_stores.py TAMMES_STORE SOFTMAX_STORE [STORE ...] --out CROSS_STORE \
-        [--seeds-from OLDER_STORE ...]     # the table's: benchmarks/results/table/README.md
+        [--seeds-from OLDER_STORE ...]     # the table's: docs/table.md
 
 The seeds are the other problem's codes (a Tammes code whose certified one-vs-rest margin is larger than
 the stored softmax code's margin, or a softmax code whose certified min angle is larger than the stored

@@ -5,7 +5,7 @@ interactive views of some d = 3 codes of the committed table.
 
 Every image/png output of notebooks/NN_*.ipynb becomes docs/gallery/NN_k.png (k counts the images of
 that notebook from 1, in order), so docs/gallery.md can show them beside the paper's figures. The
-best rows of benchmarks/results/table/*.csv at d = 3 and the K of ``VIEWS`` become
+best rows of the shipped table (gnc_jax/data/codes.csv) at d = 3 and the K of ``VIEWS`` become
 docs/gallery/<problem>_d3_K<K>.html (plotly, :func:`gnc_jax.plots.code_figure_3d`).
 """
 

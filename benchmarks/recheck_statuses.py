@@ -10,7 +10,6 @@ eq. (9), as the solver starts its polish): ``stationary`` if the LP finds no dec
 import argparse
 import collections
 import time
-from pathlib import Path
 
 import numpy as np
 

@@ -4,8 +4,8 @@ we know (the stand-in for the held-out best-known codes, docs/results.md).
 Per row of STORE: the best row of the same (problem, d, K) in the OTHER stores and whether STORE's is
 equal to it (within --tol degrees for Tammes codes, --tol as is for margins), above or below.
 
-    python benchmarks/store_vs_table.py benchmarks/results/table/codes_ip3.csv \\
-        benchmarks/results/table/*.csv [--tol 1e-6]
+    python benchmarks/store_vs_table.py benchmarks/results/table46/codes_budget.csv \\
+        gnc_jax/data/codes.csv [--tol 1e-6]
 """
 
 import argparse

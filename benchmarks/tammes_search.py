@@ -22,7 +22,7 @@ Four parts, all written to benchmarks/results/tammes_search.json (and a table, t
   ``gnc-jax solve`` process per population size (``--knob search-population``: the search's
   population; ``--knob restarts``: the annealer's restarts, for pairs the search does not run) with
   an optional ``--time-limit``: certified value against the best row of the table's stores
-  (benchmarks/results/table), rounds run, the search's time at its last round (its set-up, the
+  (gnc_jax/data/codes.csv), rounds run, the search's time at its last round (its set-up, the
   symmetric starts and the initial population, included) and whole-process time, on the device the
   process sees (rows are kept per device).
 
