@@ -30,10 +30,14 @@ def test_the_top_level_api_is_small_and_documented():
         )
 
 
+# Modules whose examples run the solvers (seconds of compilation): the full tier only.
+SOLVING = {"gnc_jax._src.batch"}
+
+
 def modules():
     for info in pkgutil.walk_packages(gnc_jax.__path__, "gnc_jax."):
         if not info.name.endswith("__main__"):
-            yield info.name
+            yield pytest.param(info.name, marks=[pytest.mark.slow] if info.name in SOLVING else [])
 
 
 @pytest.mark.parametrize("name", list(modules()))

@@ -641,17 +641,59 @@ def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) 
 
 
 def solve_tammes(d, K, **kwargs):
-    """Tammes codes (eq. 11): maximise the minimum pairwise angle. See :func:`solve`."""
+    """Tammes codes (eq. 11): K unit vectors in R^d with the largest minimum pairwise angle, for every
+    pair of the cross product d x K; the global search (:mod:`gnc_jax._src.search`) for K >= 13.
+
+    Args:
+      d: an integer >= 2 or a sequence of them.
+      K: the same.
+      **kwargs: as for :func:`solve_pairs` (``seed`` or ``key``, ``settings``, ``search``,
+        ``time_limit``, ``initial``, ``progress``, setting overrides such as ``restarts=8``).
+
+    Returns:
+      A `Solution` for integer d and K, else a list (d outer, K inner).
+
+    >>> sol = solve_tammes(3, 4, seed=0, restarts=8)  # the regular tetrahedron
+    >>> round(sol.min_angle_deg, 6), str(sol.status)
+    (109.471221, 'optimal')
+    """
     return solve("tammes", d, K, **kwargs)
 
 
 def solve_softmax_code(d, K, **kwargs):
-    """Softmax codes (Definition 2.1, eq. 3): maximise the minimum one-vs-rest distance.
-    See :func:`solve`."""
+    """Softmax codes (Definition 2.1, eq. 3): K unit vectors in R^d with the largest minimum
+    one-vs-rest distance to the convex hull of the others, for every pair of the cross product.
+
+    Args:
+      d: an integer >= 2 or a sequence of them.
+      K: the same.
+      **kwargs: as for :func:`solve_tammes`.
+
+    Returns:
+      A `Solution` for integer d and K, else a list (d outer, K inner).
+
+    >>> sol = solve_softmax_code(3, 4, seed=0, restarts=8)  # the simplex: rho = K / (K - 1)
+    >>> round(sol.rho_one_vs_rest, 9), str(sol.status)
+    (1.333333333, 'optimal')
+    """
     return solve("softmax-code", d, K, **kwargs)
 
 
 def solve_hardmax(d, K, n: int = 1, **kwargs):
-    """The HardMax problem (5): (W, H) with n features per class; W is a softmax code (Theorem 3.2)
-    and the solution reports H with GNC1 and GNC3. See :func:`solve`."""
+    """The HardMax problem (5): classifiers W and n features per class H, whose optimal W is a softmax
+    code (Theorem 3.2); the solution carries H with its GNC1 and GNC3 (eqs. 6, 8).
+
+    Args:
+      d: an integer >= 2 or a sequence of them.
+      K: the same.
+      n: features per class (>= 1).
+      **kwargs: as for :func:`solve_tammes`.
+
+    Returns:
+      A `Solution` (with ``H`` of shape (d, n K), class-major) for integer d and K, else a list.
+
+    >>> sol = solve_hardmax(2, 3, n=2, seed=0, restarts=8)
+    >>> round(sol.rho_one_vs_rest, 9), str(sol.status), sol.H.shape, round(sol.gnc1, 9)
+    (1.5, 'optimal', (2, 6), 0.0)
+    """
     return solve("hardmax", d, K, n=n, **kwargs)

@@ -136,7 +136,23 @@ def feature_lower_bounds(W, H):
 
 @float64
 def separation(W, directions=None) -> Separation:
-    """Certified separation measures of W (d, K); see :class:`Separation`.
+    """Every certified separation measure of W (d, K) at once, in float64: the Tammes measures of
+    eq. (11) and the one-vs-rest distances and margin of eq. (3) by exact QPs, with the Frank-Wolfe
+    gap that certifies them (:class:`Separation`).
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+      directions: (d, K) first guesses of eq. (9) for large K (e.g. HardMax features), or None.
+
+    Returns:
+      A :class:`Separation`.
+
+    >>> import numpy as np
+    >>> sep = separation(np.eye(3))
+    >>> round(float(sep.min_angle_deg), 9), round(float(sep.rho_one_vs_rest), 9)
+    (90.0, 1.224744871)
+
+    How it scales:
 
     * K <= ``SCREEN_MIN_K``: all K QPs exactly (vmapped Wolfe).
     * larger K: the QPs run by column generation over candidate points
@@ -181,30 +197,93 @@ def separation(W, directions=None) -> Separation:
 
 
 def one_vs_rest_distances(W) -> np.ndarray:
-    """dist(w_k, conv{w_j : j != k}) for every k (eq. 3), exact to float64 rounding, shape (K,)."""
+    """The one-vs-rest distances dist(w_k, conv{w_j : j != k}) of eq. (3), by exact QPs (Wolfe's
+    algorithm with a Frank-Wolfe certificate, :func:`separation`).
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+
+    Returns:
+      (K,) float64 distances.
+
+    >>> import numpy as np
+    >>> W = np.array([[1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, -1.0]])  # the square
+    >>> np.round(one_vs_rest_distances(W), 12).tolist()  # each vertex to the opposite triangle
+    [1.0, 1.0, 1.0, 1.0]
+    """
     return np.asarray(separation(W).distances)
 
 
 def softmax_code_margin(W) -> float:
-    """rho_one-vs-rest(W) = min_k dist(w_k, conv{w_j : j != k}), eq. (3)."""
+    """The softmax-code margin rho_one-vs-rest(W) = min_k dist(w_k, conv{w_j : j != k}), eq. (3),
+    which softmax codes maximise (Definition 2.1).
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+
+    Returns:
+      The margin (float64), certified by exact QPs (:func:`separation`).
+
+    >>> import numpy as np
+    >>> W = np.array([[1.0, -0.5, -0.5], [0.0, 3**0.5 / 2, -3**0.5 / 2]])  # the simplex, K = 3
+    >>> round(softmax_code_margin(W), 12)  # Theorem 3.3: K / (K - 1) at the simplex
+    1.5
+    """
     return float(separation(W).rho_one_vs_rest)
 
 
 @float64
 def tammes_margin(W) -> float:
-    """rho_one-vs-one(W) = min_{k != k'} ||w_k - w_k'||, eq. (11)."""
+    """The Tammes margin rho_one-vs-one(W) = min_{k != k'} ||w_k - w_k'||, eq. (11): the minimum
+    chord, which Tammes codes maximise.
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+
+    Returns:
+      The minimum chord (float64).
+
+    >>> import numpy as np
+    >>> W = np.array([[1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, -1.0]])
+    >>> round(tammes_margin(W) ** 2, 12)  # the square's side
+    2.0
+    """
     A = validate_configuration(W)
     return float(jnp.min(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool))))
 
 
 def min_angle_deg(W) -> float:
-    """Minimum pairwise angle in degrees, from the chord: 2 asin(rho_one-vs-one / 2)."""
+    """The minimum pairwise angle in degrees, 2 asin(rho_one-vs-one / 2) from the minimum chord of
+    eq. (11) (accurate near 0 and 180 degrees, unlike arccos of the cosine).
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+
+    Returns:
+      The angle in degrees (float64).
+
+    >>> import numpy as np
+    >>> round(min_angle_deg(np.eye(3)), 9)  # three orthogonal vectors
+    90.0
+    """
     return float(np.degrees(2 * np.arcsin(min(tammes_margin(W) / 2, 1.0))))
 
 
 @float64
 def max_cos(W) -> float:
-    """Maximum pairwise cosine max_{i != j} <w_i, w_j>."""
+    """The largest pairwise cosine max_{i != j} <w_i, w_j>, which Tammes codes minimise (eq. 11).
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+
+    Returns:
+      The cosine (float64).
+
+    >>> import numpy as np
+    >>> W = np.array([[1.0, -0.5, -0.5], [0.0, 3**0.5 / 2, -3**0.5 / 2]])
+    >>> round(max_cos(W), 12)
+    -0.5
+    """
     A = validate_configuration(W)
     return float(max_cos_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)))
 
@@ -253,9 +332,20 @@ def features_from_weights(W: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def optimal_features(W) -> np.ndarray:
-    """The HardMax-optimal class features of eq. (9), shape (d, K):
-    h_k = P_S(w_k - P_{conv{w_j : j != k}}(w_k)), the normalised residual of the projection.
-    Columns with zero distance (w_k inside the hull of the rest) have no defined feature and are NaN.
+    """The HardMax-optimal class features of eq. (9): h_k = P_S(w_k - P_{conv{w_j : j != k}}(w_k)),
+    the normalised residual of the projection onto the hull of the rest.
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+
+    Returns:
+      (d, K) float64 features; a column is NaN where w_k lies in the hull of the rest (distance 0,
+      no defined feature).
+
+    >>> import numpy as np
+    >>> W = np.array([[1.0, -0.5, -0.5], [0.0, 3**0.5 / 2, -3**0.5 / 2]])
+    >>> np.allclose(optimal_features(W), W)  # at the simplex each feature is its class's w_k
+    True
     """
     A = validate_configuration(W)
     return features_from_weights(A, separation(A).weights)
