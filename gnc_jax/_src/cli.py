@@ -179,6 +179,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show the traceback of a failure (also GNC_JAX_DEBUG=1)"
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _solve_command(sub)
+    _verify_network_command(sub)
+    _rmt_command(sub)
+    _class_means_command(sub)
+    _gsl_command(sub)
+    _sweep_command(sub)
+    _table_command(sub)
+    _plot_command(sub)
+    _demo_command(sub)
+    return parser
+
+
+def _solve_command(sub) -> None:
+    """``gnc-jax solve`` and its options."""
     solve = sub.add_parser("solve", help="solve an arrangement problem for every (d, K) of a grid")
     _grid_arguments(solve, registry.NAMES)
     solve.add_argument(
@@ -205,6 +219,10 @@ def build_parser() -> argparse.ArgumentParser:
         "DIR/{problem}_d{d}_K{K}_n{n}[_tau{tau}]_W.npy and ..._H.npy (d, n K)",
     )
     solve.add_argument("--format", choices=["table", "json"], default="table")
+
+
+def _verify_network_command(sub) -> None:
+    """``gnc-jax verify-network`` and its options."""
     net = sub.add_parser("verify-network", help="train a network; GNC1-3 against the best found rho")
     net.add_argument("--dataset", choices=["digits", "gaussian"], default="digits")
     net.add_argument("--d", type=_int_at_least("d", 2), default=3, help="feature dimension")
@@ -220,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     net.add_argument("--weight-decay", default="5e-4", help="L2 on every trained parameter (>= 0)")
     net.add_argument("--out", default="verify_out", help="folder for metrics.json and metrics.png")
+
+
+def _rmt_command(sub) -> None:
+    """``gnc-jax rmt`` and its options."""
     rmt = sub.add_parser(
         "rmt", help="binary softmax classifier: Theorem 4.8's predicted accuracy against training (paper 003)"
     )
@@ -229,6 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     rmt.add_argument("--proportion", default="0.3333333333333333", help="gamma_1 in (0, 1)")
     rmt.add_argument("--mean-norm", default="0.5", help="||mu_1|| = ||mu_2||, mu_1 orthogonal to mu_2")
     rmt.add_argument("--seeds", type=_int_at_least("seeds", 0), default=10, help="empirical runs (0: none)")
+
+
+def _class_means_command(sub) -> None:
+    """``gnc-jax class-means`` and its options."""
     cmeans = sub.add_parser(
         "class-means", help="softmax weights against centred class means on NOR data (paper 000)"
     )
@@ -237,12 +263,20 @@ def build_parser() -> argparse.ArgumentParser:
     cmeans.add_argument("--lam", default="1e-2", help="l2 weight > 0")
     cmeans.add_argument("--steps", type=_int_at_least("steps", 1), default=2000)
     cmeans.add_argument("--seeds", type=_int_at_least("seeds", 1), default=3, help="random starts compared")
+
+
+def _gsl_command(sub) -> None:
+    """``gnc-jax gsl`` and its options."""
     gsl = sub.add_parser("gsl", help="generalized softmax learning near independence (paper 004)")
     gsl.add_argument("--nx", type=_int_at_least("nx", 2), default=20)
     gsl.add_argument("--ny", type=_int_at_least("ny", 2), default=8)
     gsl.add_argument("--k", type=_int_at_least("k", 1), default=2)
     gsl.add_argument("--epsilon", default="1e-3", help="distance from independence, in (0, 1]")
     gsl.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
+
+
+def _sweep_command(sub) -> None:
+    """``gnc-jax sweep`` and its options."""
     sw = sub.add_parser("sweep", help="solve a grid into a resumable results store (CSV)")
     _grid_arguments(sw, registry.STORED)
     sw.add_argument("--out", required=True, help="the store (CSV); configurations go to <stem>_configs/")
@@ -264,6 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--process-index", type=_int_at_least("process-index", 0), default=None)
     sw.add_argument("--process-count", type=_int_at_least("process-count", 1), default=None)
     sw.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _table_command(sub) -> None:
+    """``gnc-jax table`` and its options."""
     tb = sub.add_parser("table", help="query results stores: filter, sort, best per (d, K), compare runs")
     tb.add_argument(
         "files",
@@ -279,16 +317,23 @@ def build_parser() -> argparse.ArgumentParser:
     tb.add_argument("--compare", nargs="+", metavar="FILE", help="another run: best rows side by side")
     tb.add_argument("--columns", default=None, help="comma-separated columns to show")
     tb.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+
+def _plot_command(sub) -> None:
+    """``gnc-jax plot`` and its options."""
     pl = sub.add_parser("plot", help="pictures of results stores (margins, bounds, configurations)")
     pl.add_argument("files", nargs="+")
     pl.add_argument("--out", default="plots", help="folder for the PNG files")
     pl.add_argument(
         "--html", action="store_true", help="also an interactive 3-D view (plotly) of every d = 3 code drawn"
     )
+
+
+def _demo_command(sub) -> None:
+    """``gnc-jax demo`` and its options."""
     demo = sub.add_parser("demo", help="solve a small grid, compare with closed forms and bounds, plot")
     demo.add_argument("--out", default="demo_out", help="folder for results.csv and codes.png")
     demo.add_argument("--seed", type=_int_at_least("seed", 0), default=0)
-    return parser
 
 
 def _prepare_dir(path: str) -> None:
