@@ -184,6 +184,65 @@ class SweepReport:
 
 
 @float64
+def _check_sweep(problem, seed, batch_size, workers, process_index, process_count, weight_decay, overrides):
+    """The sweep's arguments checked (errors name the argument): its solver and search settings and
+    its batch size (None: :func:`default_batch_size`, at least the search's ``stack``, since pairs
+    searched together must be in one call)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidArgument(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidArgument(f"workers must be an integer >= 1, got {workers!r}")
+    if not (isinstance(process_count, int) and process_count >= 1 and 0 <= process_index < process_count):
+        raise InvalidArgument(
+            f"process_index must be in [0, process_count), got {process_index} of {process_count}"
+        )
+    if problem != "ufm" and weight_decay:
+        raise InvalidArgument("weight_decay applies to the ufm problem only")
+    settings, search = _settings(problem, overrides)
+    if batch_size is None:
+        batch_size = max(default_batch_size(), search.stack if search is not None else 1)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidArgument(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    return settings, search, batch_size
+
+
+def _run_chunks(st, chunks, solve_chunk, provenance, workers, bar, finished, release_memory) -> None:
+    """Solve the chunks, ``workers`` at a time (threads), appending each chunk's rows to the store
+    ``st`` as soon as it finishes, in any order: a long pair neither idles the other workers nor holds
+    back finished rows (which an interrupt would lose)."""
+
+    def write(solved):
+        rows = []
+        for inst, sol in solved:
+            arrays = {"W": sol.W} | ({"H": sol.H} if getattr(sol, "H", None) is not None else {})
+            rows.append(_row(inst, sol, st.save_config(inst.stem(), arrays), provenance))
+        st.append(rows)
+        return len(rows)
+
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="gnc-sweep")
+    pending = set()
+
+    def write_first_done():
+        nonlocal pending, finished
+        done, pending = _first_done(pending)
+        for future in done:
+            finished += write(future.result())
+        bar.update(finished)
+        if release_memory:  # a long sweep compiles a program per pair (gnc_jax._src.process)
+            release_compiled_programs()
+
+    bar.update(finished)
+    try:
+        for chunk in chunks:
+            pending.add(pool.submit(solve_chunk, chunk))
+            if len(pending) == workers:
+                write_first_done()
+        while pending:
+            write_first_done()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def sweep(
     problem: str,
     ds,
@@ -226,28 +285,15 @@ def sweep(
       **overrides: solver settings (:class:`SolverSettings`, or :class:`UFMSettings` for ufm).
     """
     instances = grid(problem, ds, Ks, ns, taus)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidArgument(f"seed must be an integer >= 0, got {seed!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InvalidArgument(f"workers must be an integer >= 1, got {workers!r}")
-    if not (isinstance(process_count, int) and process_count >= 1 and 0 <= process_index < process_count):
-        raise InvalidArgument(
-            f"process_index must be in [0, process_count), got {process_index} of {process_count}"
-        )
+    settings, search, batch_size = _check_sweep(
+        problem, seed, batch_size, workers, process_index, process_count, weight_decay, overrides
+    )
     release_memory = runner.flag("release_memory", release_memory)
-    if problem != "ufm" and weight_decay:
-        raise InvalidArgument("weight_decay applies to the ufm problem only")
-    settings, search = _settings(problem, overrides)
-    if batch_size is None:  # a batch holds a stack of searched pairs
-        batch_size = max(default_batch_size(), search.stack if search is not None else 1)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InvalidArgument(f"batch_size must be an integer >= 1, got {batch_size!r}")
     searched = {"search": dataclasses.asdict(search)} if search is not None else {}
     settings_json = json.dumps(
         {"seed": int(seed), "weight_decay": float(weight_decay)} | dataclasses.asdict(settings) | searched,
         sort_keys=True,
     )
-    provenance = row_provenance(seed, settings_json)
     # Sorted by bucket so that a batch is one or two compiled calls; every host takes a stride.
     instances.sort(key=lambda i: (runner.bucket_size(i.d), runner.bucket_size(i.K, minimum=8), i))
     mine = instances[process_index::process_count]
@@ -262,9 +308,6 @@ def sweep(
             )
         done = st.finished()
         todo = [i for i in mine if store.row_key(i._asdict()) not in done]
-        bar = Progress(len(mine), len(mine) - len(todo), progress)
-        bar.update(len(mine) - len(todo))
-        finished = len(mine) - len(todo)
 
         def solve_chunk(chunk):
             out = []
@@ -273,36 +316,8 @@ def sweep(
                 out += zip(part, _solve(part, seed, settings, weight_decay, search))
             return out
 
-        def write(solved):
-            rows = []
-            for inst, sol in solved:
-                arrays = {"W": sol.W} | ({"H": sol.H} if getattr(sol, "H", None) is not None else {})
-                rows.append(_row(inst, sol, st.save_config(inst.stem(), arrays), provenance))
-            st.append(rows)
-            return len(rows)
-
         chunks = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="gnc-sweep")
-        pending = set()
-
-        def write_first_done():
-            """Rows are written as their chunks finish, in any order: a long pair neither idles the
-            other workers nor holds back finished rows (which an interrupt would lose)."""
-            nonlocal pending, finished
-            done, pending = _first_done(pending)
-            for future in done:
-                finished += write(future.result())
-            bar.update(finished)
-            if release_memory:  # a long sweep compiles a program per pair (gnc_jax._src.process)
-                release_compiled_programs()
-
-        try:
-            for chunk in chunks:
-                pending.add(pool.submit(solve_chunk, chunk))
-                if len(pending) == workers:
-                    write_first_done()
-            while pending:
-                write_first_done()
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        provenance = row_provenance(seed, settings_json)
+        bar = Progress(len(mine), len(mine) - len(todo), progress)
+        _run_chunks(st, chunks, solve_chunk, provenance, workers, bar, len(mine) - len(todo), release_memory)
     return SweepReport(path, len(mine), len(mine) - len(todo), len(todo), time.perf_counter() - t0)
