@@ -391,6 +391,7 @@ def solve_pairs(
     Returns:
       One `Solution` per pair, in order.
     """
+    # Long because its Args document every keyword; the body is the stages in order.
     req = _request(
         problem,
         pairs,

@@ -326,6 +326,7 @@ def solve_pair(
     a device mesh (see :mod:`gnc_jax._src.batch`). With ``report``, the steps done of
     :meth:`SolverSettings.schedule_steps` go to the open progress meter (:mod:`gnc_jax._src.progress`).
     """
+    # Long because the anneal, the hops and the polish are one compiled program over one carried state.
     s = settings
     at = (lambda offset: offset) if report else (lambda offset: None)  # progress positions
     dtype = jnp.dtype(s.dtype)

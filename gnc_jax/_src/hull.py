@@ -54,6 +54,7 @@ def min_norm_point(
     Returns:
       MinNormPoint(x, weights, gap, iterations).
     """
+    # Long because Wolfe's major and minor cycles share one lax.while_loop state.
     d, n = P.shape
     m = min(d + 1, n)  # corral capacity: affinely independent sets in R^d have <= d + 1 points
     if max_iter is None:
@@ -213,6 +214,7 @@ def one_vs_rest_screened(
       MinNormPoint with a leading axis over ``classes`` (``weights`` dense (len(classes), K);
       ``iterations`` summed over rounds).
     """
+    # Long because column generation (solve, price, add candidates) is one loop.
     W = jnp.asarray(W)
     d, K = W.shape
     classes = np.arange(K) if classes is None else np.asarray(classes)

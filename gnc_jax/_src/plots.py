@@ -25,6 +25,7 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
     """Write the pictures of the best rows (``store.best``) of ``rows`` (from :func:`store.load`)
     into ``out_dir``; with ``html``, an interactive view (:func:`code_figure_3d`) of every d = 3 code
     drawn beside its PNG. Returns the files written."""
+    # Long because it draws one figure per kind of picture from the same rows.
     import matplotlib.pyplot as plt  # closes code_figure's figures; the rest is drawn without pyplot
     from matplotlib.figure import Figure
 
@@ -165,6 +166,7 @@ def code_figure_3d(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
     """An interactive view of a d = 3 code (plotly; turn it with the mouse): a shaded sphere, the
     points (rattlers in red) and the contact graph (:func:`contact_graph`) as great-circle arcs.
     Returns a ``plotly.graph_objects.Figure`` (``.show()``, ``.write_html(path)``)."""
+    # Long because it builds one plotly figure trace by trace.
     try:
         import plotly.graph_objects as go
     except ImportError:

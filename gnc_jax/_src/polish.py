@@ -87,6 +87,7 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
       max_iter: LP iterations at most.
       radius: initial trust-region radius (tangent coordinates, infinity norm).
     """
+    # Long because the SLP loop's LP, trust-region update and status share the iterate.
     names = tuple(sorted(params))
     X = {n: np.asarray(params[n], np.float64) for n in names}
     d, K = X["W"].shape

@@ -303,6 +303,7 @@ def _programs(d: int, K_max: int, s: SearchSettings):
     pair's real points (its first K columns); the round takes the stacked slots (S, R, d, K_max) of
     S pairs with their ``col`` (S, K_max) and whether each slot is ``active`` (the others are kept).
     With ``s.stack = 1`` every pair has K_max points (the compiler folds what is then constant)."""
+    # Long because each compiled program is a closure over the pair's static shapes and settings.
     masked = s.stack > 1
     R, M = s.population, s.holes_per_point * K_max
     max_moves = s.moves_for(K_max)  # the move loop's length; a pair of K moves up to moves_for(K)
@@ -669,6 +670,7 @@ def search_stack(
       One `SearchResult` per pair, in order. Ctrl-C stops the pairs in the slots with their best so
       far; the pairs waiting then run.
     """
+    # Long because the slot loop, its refill and its Ctrl-C handling act on the same slots.
     s = settings or SearchSettings()
     Ks = [int(K) for K in Ks]
     seeds = list(seeds) if seeds is not None else [()] * len(Ks)

@@ -284,6 +284,7 @@ def sweep(
         maps near the kernel's limit (as :func:`gnc_jax.solve_pairs`); ``gnc-jax sweep`` asks.
       **overrides: solver settings (:class:`SolverSettings`, or :class:`UFMSettings` for ufm).
     """
+    # Long because its Args document every keyword; the body is the store's resume logic.
     instances = grid(problem, ds, Ks, ns, taus)
     settings, search, batch_size = _check_sweep(
         problem, seed, batch_size, workers, process_index, process_count, weight_decay, overrides

@@ -122,6 +122,7 @@ def verify_network(
     progress=sys.stderr,
 ) -> dict:
     """Train, measure every epoch, write ``out/metrics.json`` (and a plot); returns the results."""
+    # Long because it runs its steps (data, solve, train, report) in order, and they share results.
     data = datasets.load(dataset, classes, seed=seed)
     K = data.num_classes
     settings = (settings or TrainSettings()).replace(epochs=epochs)

@@ -234,6 +234,7 @@ def train_softmax(
       grad_tol: L-BFGS stops earlier once the gradient norm is below it; the gradient is that of
         D(P || Q) / D(P || P_X P_Y), so grad_tol does not depend on how close P is to independence.
     """
+    # Long because the three models share one optimisation and one report.
     start = time.perf_counter()
     P = validate_joint(P)
     k = _check_k(k, P)

@@ -567,6 +567,7 @@ def solve_ufm_imbalanced(
       An `ImbalancedSolution` for one profile and scalar lambdas, else a list in grid order
       (profile, lambda_w, lambda_h; the last varies fastest).
     """
+    # Long because validation, the batched solve and the per-instance report belong to one call.
     profiles, single = _profiles(counts)
     (d,) = runner.positive_ints("d", d)
     lws = runner.positive_floats("lambda_w", lambda_w)
