@@ -18,7 +18,7 @@
   (32 MiB) and keeping up to 256 MiB of freed heap removes that. Skipped off glibc, and when the
   user set either threshold through glibc's environment variables.
 * :func:`release_compiled_programs` (called, when the caller asks with ``release_memory=True`` as the
-  ``gnc-jax`` command does, after each finished batch of a sweep and each searched pair of
+  ``gnc-jax`` command does, after each finished batch of a sweep and each search (a pair or a stack) of
   :func:`gnc_jax.solve_pairs`, which may be given ~100 pairs at once): every
   compiled XLA:CPU program keeps ~500 memory maps (the search's two programs of one (d, K) at d = 3),
   and JAX keeps every program it compiled. A sweep over ~100 pairs reached Linux's default limit of
