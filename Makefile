@@ -30,8 +30,8 @@ demo: $(VENV)/.demo
 
 # The fast tier (the README's test command): every module's tests but those marked slow, with XLA's
 # -O0 backend (compiles faster), each test file on one worker (its compiled programs and module fixtures
-# are made once, not once per worker: 233 s against 293 s). `make test-all` is the same command over
-# the full suite (CI).
+# are made once, not once per worker: docs/decisions.md). `make test-all` is the same command over the
+# full suite (CI).
 TIER ?= -m "not slow"
 TIER_XLA ?= --xla_backend_optimization_level=0
 test: $(VENV)/.test
