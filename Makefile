@@ -30,17 +30,18 @@ demo: $(VENV)/.demo
 
 # The fast tier (the README's test command): every module's tests but those marked slow, with XLA's
 # -O0 backend (compiles faster), each test file on one worker (its compiled programs and module fixtures
-# are made once, not once per worker: docs/decisions.md). `make test-all` is the same command over the
-# full suite (CI).
+# are made once, not once per worker: docs/decisions.md). `make test-all` runs the full suite (CI).
 TIER ?= -m "not slow"
 TIER_XLA ?= --xla_backend_optimization_level=0
+DIST ?= loadfile
 test: $(VENV)/.test
 	$(if $(strip $(TIER_XLA) $(XLA_FLAGS)),XLA_FLAGS="$(strip $(TIER_XLA) $(XLA_FLAGS))") \
-	  $(BIN)/python -m pytest -n 2 --dist loadfile --durations=15 $(TIER) tests
+	  $(BIN)/python -m pytest -n 2 --dist $(DIST) --durations=15 $(TIER) tests
 
-# The full suite: every test, notebooks included, at XLA's default (production) optimisation level.
+# The full suite: every test, notebooks included, at XLA's default (production) optimisation level;
+# its tests go to whichever worker is free (a few files hold minutes of tests each).
 test-all:
-	$(MAKE) test TIER= TIER_XLA=
+	$(MAKE) test TIER= TIER_XLA= DIST=load
 
 # The documentation site (MkDocs Material + mkdocstrings + mkdocs-jupyter) into site/; warnings are errors.
 docs: $(VENV)/.docs
