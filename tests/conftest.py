@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import gnc_jax  # noqa: F401
+from gnc_jax._src.process import release_compiled_programs
 
 DATA = Path(__file__).parent / "data"
 
@@ -54,6 +55,15 @@ def _no_global_x64():
     assert not jax.config.jax_enable_x64
     yield
     assert not jax.config.jax_enable_x64
+
+
+@pytest.fixture(autouse=True)
+def _bounded_memory_maps():
+    """After each test, JAX's compiled programs are dropped when this worker's memory maps pass half
+    the kernel's limit (the rule the gnc-jax command follows, gnc_jax._src.process): a worker of the
+    full suite compiles hundreds of programs, and at the limit LLVM's compiler crashes the process."""
+    yield
+    release_compiled_programs()
 
 
 @pytest.fixture

@@ -148,6 +148,7 @@ def test_bad_input_one_line_exit_2(args, match, capsys):
     assert match in err
 
 
+@pytest.mark.slow
 def test_ufm_and_hardmax_json_and_save(tmp_path):
     out = run_cli(
         "solve",
@@ -251,6 +252,7 @@ def test_demo_writes_csv_and_picture(tmp_path):
             assert abs(r["rho_softmax_code"] - r["rho_closed_form"]) < 1e-6
 
 
+@pytest.mark.slow
 def test_time_limit_prints_progress_and_returns_a_certified_code():
     r = run_cli(
         "solve",

@@ -149,11 +149,16 @@ def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
         release_memory=asked,
         **BUDGET,
     )
-    # A pair below the search's range and a searched one (a search of minimal work): it asks after the
-    # search, which compiled programs of its own.
-    tiny = dict(search_population=2, search_rounds=1, search_init_steps=20, search_finish_steps=10)
-    tiny |= dict(search_interior_iters=2, search_symmetric_starts=0, **SEARCH_LEAN)
-    gnc_jax.solve_pairs("tammes", [(3, 5), (3, 13)], seed=0, release_memory=asked, **BUDGET, **tiny)
+    # A pair below the search's range and a searched one: it asks after the search, which compiled
+    # programs of its own (the search itself stands in: its result is a random configuration).
+    from gnc_jax._src.search import SearchResult
+
+    def search_stack(d, Ks, *args):
+        W = random_configuration(0, d, Ks[0])
+        return [SearchResult(W, gnc_jax.tammes_margin(W), 0, 0.0, False, "rounds", 1, 0, (), float("nan"))]
+
+    monkeypatch.setattr(batch, "search_stack", search_stack)
+    gnc_jax.solve_pairs("tammes", [(3, 5), (3, 13)], seed=0, release_memory=asked, **BUDGET, **SEARCH_LEAN)
     assert calls == (["sweep", "sweep", "pair"] if asked else [])
 
 

@@ -293,6 +293,7 @@ def test_the_cross_seeded_softmax_code_is_the_600_cell():
     assert seeded.min_angle_deg == pytest.approx(36.0, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_restarts_set_the_search_population_unless_it_is_given():
     # One restart axis: restarts=R sizes the search's population too, search_population wins, and a
     # bad restarts value is left to SolverSettings, which names it.

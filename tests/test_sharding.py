@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 SCRIPT = r"""
 import json, jax, numpy as np
@@ -25,6 +26,7 @@ print(json.dumps({"rho": [s.rho_one_vs_rest for s in sols], "restarts": [s.resta
 """
 
 
+@pytest.mark.slow
 def test_restarts_sharded_over_four_cpu_devices():
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
