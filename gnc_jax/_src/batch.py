@@ -395,17 +395,17 @@ def solve_pairs(
     req = _request(
         problem,
         pairs,
-        n,
-        key,
-        seed,
-        settings,
-        search,
-        time_limit,
-        initial,
-        progress,
-        release_memory,
-        rattler_tol,
-        overrides,
+        n=n,
+        key=key,
+        seed=seed,
+        settings=settings,
+        search=search,
+        time_limit=time_limit,
+        initial=initial,
+        progress=progress,
+        release_memory=release_memory,
+        rattler_tol=rattler_tol,
+        overrides=overrides,
     )
     candidates = _candidates(req)
     searched = _search(req, candidates)
@@ -430,10 +430,11 @@ def solve_pairs(
         sep = _certify(out.params, dims, out.K_max)
         # The caller's configurations and the search's, where better, replace the solver's before the
         # polish, which can only improve them (a solved pair's candidates were its search's seeds).
-        others = {i: [*candidates.get(i, ()), *([searched[i].W] if i in searched else [])] for i in members}
-        if _adopt_better(
-            req.prob, out.params, sep, dims, [others[i] if i not in solved else [] for i in members]
-        ):
+        others = [
+            [] if i in solved else [*candidates.get(i, ()), *([searched[i].W] if i in searched else [])]
+            for i in members
+        ]
+        if _adopt_better(req.prob, out.params, sep, dims, others):
             sep = _certify(out.params, dims, out.K_max)
         if req.settings.lp_polish_iters:
             sep = _polish(req, out, sep, dims)
@@ -452,6 +453,7 @@ def solve_pairs(
 def _request(
     problem,
     pairs,
+    *,
     n,
     key,
     seed,
