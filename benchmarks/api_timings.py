@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import gnc_jax
+from gnc_jax._src.cli import settings_from_options
 from gnc_jax.related import solve_ufm_imbalanced
 
 ANNEAL = dict(steps=2000, t_start=0.1, t_end=1e-6, hop_rounds=0, polish_steps=1, polish_t_end=1e-6)
@@ -27,7 +28,12 @@ CASES = {
     # the driver at a large population: 1024 restarts of d = 3, K = 24
     "anneal d=3 K=24 R=1024": lambda: (
         gnc_jax.solve_pairs(
-            "tammes", [(3, 24)], seed=0, restarts=1024, lp_polish_iters=0, search_rounds=0, **ANNEAL
+            "tammes",
+            [(3, 24)],
+            seed=0,
+            **settings_from_options(
+                "tammes", dict(ANNEAL, restarts=1024, lp_polish_iters=0, search_rounds=0)
+            ),
         )[0].min_angle_deg
     ),
     # the driver at a large K
@@ -36,10 +42,9 @@ CASES = {
             "tammes",
             [(8, 512)],
             seed=0,
-            restarts=8,
-            lp_polish_iters=0,
-            search_rounds=0,
-            **dict(ANNEAL, steps=500),
+            **settings_from_options(
+                "tammes", dict(ANNEAL, steps=500, restarts=8, lp_polish_iters=0, search_rounds=0)
+            ),
         )[0].min_angle_deg
     ),
     # the default pipeline of a small grid: annealer, basin hopping, LP polish, certification

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gnc_jax
+from gnc_jax._src.cli import settings_from_options
 from gnc_jax._src import batch
 from gnc_jax._src.process import tune_allocator
 
@@ -45,14 +46,21 @@ ANNEAL = dict(
 def batched(d, K, restarts, seed=0, **kw):
     batch._bucket_solver.cache_clear()  # compile time included
     t = time.perf_counter()
-    s = gnc_jax.solve_tammes(d, K, seed=seed, restarts=restarts, **{**ANNEAL, **kw})
+    s = gnc_jax.solve_tammes(
+        d, K, seed=seed, **settings_from_options("tammes", ANNEAL | kw | {"restarts": restarts})
+    )
     return time.perf_counter() - t, s
 
 
 def loop(d, K, n):
     batch._bucket_solver.cache_clear()
     t = time.perf_counter()
-    angles = [gnc_jax.solve_tammes(d, K, seed=i, restarts=1, **ANNEAL).min_angle_deg for i in range(n)]
+    angles = [
+        gnc_jax.solve_tammes(
+            d, K, seed=i, **settings_from_options("tammes", ANNEAL | {"restarts": 1})
+        ).min_angle_deg
+        for i in range(n)
+    ]
     return (time.perf_counter() - t) / n, max(angles)
 
 
@@ -98,7 +106,9 @@ def main():
         "pymanopt_continuation": [T0, T1, STAGES],
     }
     # Start JAX's runtime once (not charged to any solver); every measured call still compiles.
-    gnc_jax.solve_tammes(2, 3, seed=0, restarts=1, **{**ANNEAL, "steps": 2})
+    gnc_jax.solve_tammes(
+        2, 3, seed=0, **settings_from_options("tammes", ANNEAL | {"restarts": 1, "steps": 2})
+    )
     d, K, R = 3, 24, (64 if args.quick else 1024)
     wall, s = batched(d, K, R)
     res["batched"] = {

@@ -27,6 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import gnc_jax
+from gnc_jax._src.cli import settings_from_options
 from gnc_jax import store
 from gnc_jax._src.sweep import Instance, _row, row_provenance
 
@@ -81,7 +82,13 @@ def main() -> None:
             if (problem, d, K, seed_name(seed)) in done:
                 continue
             W = store.load_config(seed["source"], seed)["W"]
-            sol = gnc_jax.solve_pairs(problem, [(d, K)], seed=args.seed, initial={(d, K): W}, **overrides)[0]
+            sol = gnc_jax.solve_pairs(
+                problem,
+                [(d, K)],
+                seed=args.seed,
+                initial={(d, K): W},
+                **settings_from_options(problem, overrides),
+            )[0]
             col = SCORE[problem]
             settings = json.dumps(
                 {"seed": args.seed, "seeded_with": seed_name(seed), **overrides}, sort_keys=True

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import gnc_jax
+from gnc_jax._src.cli import settings_from_options
 
 
 def main():
@@ -25,7 +26,7 @@ def main():
     pairs = [(3, int(k)) for k in args.K.split(",")]
     budget = {"restarts": args.restarts, "hop_rounds": args.hop_rounds}
     t = time.perf_counter()
-    sols = gnc_jax.solve_pairs("hardmax", pairs, n=3, seed=0, **budget)
+    sols = gnc_jax.solve_pairs("hardmax", pairs, n=3, seed=0, **settings_from_options("hardmax", budget))
     tammes = gnc_jax.solve_pairs("tammes", pairs, seed=0)
     rows = []
     for s, tt in zip(sols, tammes):

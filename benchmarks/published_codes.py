@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import gnc_jax
+from gnc_jax._src.cli import settings_from_options
 
 OUT = Path(__file__).parent / "results"
 PUBLISHED = {(10, 100): 0.61416, (20, 100): 0.8124, (30, 100): 0.8886, (10, 200): 0.5052}
@@ -34,7 +35,7 @@ def main():
     rows = []
     for d, K in pairs:  # one pair per call: each lands in its own bucket anyway
         t = time.perf_counter()
-        s = gnc_jax.solve_softmax_code(d, K, seed=0, **settings)
+        s = gnc_jax.solve_softmax_code(d, K, seed=0, **settings_from_options("softmax-code", settings))
         rows.append(
             {
                 "d": d,

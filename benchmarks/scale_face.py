@@ -22,6 +22,7 @@ from pathlib import Path
 import jax
 
 import gnc_jax
+from gnc_jax._src.cli import settings_from_options
 from gnc_jax._src.process import tune_allocator
 
 tune_allocator()  # as the gnc-jax command does
@@ -83,7 +84,9 @@ def main():
 
 def run_code(args, code_settings, result, save):
     t = time.perf_counter()
-    s = gnc_jax.solve_softmax_code(args.d, args.K, seed=0, **code_settings)
+    s = gnc_jax.solve_softmax_code(
+        args.d, args.K, seed=0, **settings_from_options("softmax-code", code_settings)
+    )
     result["softmax_code"] = {
         "rho_lower": s.rho_lower,
         "rho_upper": s.rho_one_vs_rest,
@@ -100,7 +103,7 @@ def run_code(args, code_settings, result, save):
 
 def run_ufm(args, ufm_settings, result, save):
     t = time.perf_counter()
-    u = gnc_jax.solve_ufm(args.d, args.K, 1, args.tau, seed=0, **ufm_settings)
+    u = gnc_jax.solve_ufm(args.d, args.K, 1, args.tau, seed=0, **settings_from_options("ufm", ufm_settings))
     result["ufm"] = {
         "gnc2_lower": u.gnc2_lower,
         "gnc2_upper": u.gnc2,

@@ -25,7 +25,7 @@ def run_side(args):
     """One side, in this (fresh) process: prints {"seconds": ..., "scores": {...}} as JSON."""
     import gnc_jax
     from gnc_jax import store
-    from gnc_jax._src.cli import parse_int_spec
+    from gnc_jax._src.cli import parse_int_spec, settings_from_options
     from gnc_jax._src.process import tune_allocator
     from gnc_jax._src.sweep import sweep
 
@@ -38,7 +38,13 @@ def run_side(args):
     if args.side == "loop":
         for label in ("seconds", "warm_seconds"):
             t0 = time.perf_counter()
-            sols = [gnc_jax.solve_pairs(args.problem, [(d, K)], seed=0, **budget)[0] for d in ds for K in Ks]
+            sols = [
+                gnc_jax.solve_pairs(
+                    args.problem, [(d, K)], seed=0, **settings_from_options(args.problem, budget)
+                )[0]
+                for d in ds
+                for K in Ks
+            ]
             out[label] = time.perf_counter() - t0
         out["scores"] = {f"{s.d},{s.K}": getattr(s, score) for s in sols}
     else:
@@ -53,7 +59,7 @@ def run_side(args):
                 batch_size=args.batch,
                 workers=args.workers,
                 progress=None,
-                **budget,
+                **settings_from_options(args.problem, budget),
             )
             out["seconds"] = time.perf_counter() - t0
             out["scores"] = {f"{r['d']},{r['K']}": r[score] for r in store.read_rows(Path(tmp) / "s.csv")}

@@ -14,13 +14,14 @@ from pathlib import Path
 import jax
 
 import gnc_jax
+from gnc_jax._src.cli import settings_from_options
 
 OUT = Path(__file__).parent / "results"
 
 
 def run(problem, pairs, **settings):
     t0 = time.perf_counter()
-    sols = gnc_jax.solve_pairs(problem, pairs, seed=0, **settings)
+    sols = gnc_jax.solve_pairs(problem, pairs, seed=0, **settings_from_options(problem, settings))
     return sols, time.perf_counter() - t0
 
 

@@ -18,13 +18,14 @@ import numpy as np
 import pytest
 
 import gnc_jax  # noqa: F401
+from gnc_jax import SearchSettings
 from gnc_jax._src.process import release_compiled_programs
 
 DATA = Path(__file__).parent / "data"
 
 # The search's keywords without its costlier sources (softmax seed, long finish, energy members): for
 # tests that check results at small K or the plumbing, not the portfolio.
-SEARCH_LEAN = dict(search_cross_seed=False, search_long_finish_steps=0, search_energy_members=0)
+SEARCH_LEAN = SearchSettings(cross_seed=False, long_finish_steps=0, energy_members=0)
 
 
 def known_tammes():

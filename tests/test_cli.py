@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gnc_jax
+from gnc_jax import SolverSettings
 from gnc_jax._src.cli import UsageError, main, parse_int_spec
 
 FAST = ["--restarts", "4", "--steps", "600", "--hop-rounds", "1"]
@@ -243,7 +244,7 @@ def test_demo_writes_csv_and_picture(tmp_path):
     from gnc_jax._src import demo
 
     rows = demo.run(
-        str(tmp_path), ds=(2, 3), Ks=(3, 4, 7), settings=dict(restarts=4, steps=600, hop_rounds=1)
+        str(tmp_path), ds=(2, 3), Ks=(3, 4, 7), solver=SolverSettings(restarts=4, steps=600, hop_rounds=1)
     )
     assert (tmp_path / "results.csv").read_text().startswith("d,K,")
     assert (tmp_path / "codes.png").stat().st_size > 1000

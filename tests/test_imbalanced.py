@@ -24,7 +24,9 @@ LAMBDA_H = [0.01, 0.06]
 
 @pytest.fixture(scope="module")
 def grid():
-    return imb.solve_ufm_imbalanced(PROFILES, 4, LAM, LAMBDA_H, seed=0, steps=6000, hold_steps=6000)
+    return imb.solve_ufm_imbalanced(
+        PROFILES, 4, LAM, LAMBDA_H, seed=0, solver=imb.ImbalancedSettings(steps=6000, hold_steps=6000)
+    )
 
 
 def _threshold(counts, lw, lh):
@@ -122,7 +124,9 @@ def test_below_the_needed_dimension_the_smallest_class_is_sacrificed():
     assert pred.loss == pytest.approx(imb.imbalanced_loss(W, H, counts, lam, lam), abs=1e-14)
     assert imb.kkt_residual(W, H, counts, lam, lam) < 1e-13
     assert pred.loss > pred.lower_bound + 0.03
-    s = imb.solve_ufm_imbalanced(counts, 3, lam, lam, seed=0, steps=6000, hold_steps=6000)
+    s = imb.solve_ufm_imbalanced(
+        counts, 3, lam, lam, seed=0, solver=imb.ImbalancedSettings(steps=6000, hold_steps=6000)
+    )
     assert s.status == "stationary" and s.optimality_gap > 0.03  # no certificate below min_dimension
     assert s.loss == pytest.approx(pred.loss, abs=1e-12)
     assert s.report["collapse_matches"] and s.report["norm_error"] < 1e-8
@@ -132,12 +136,21 @@ def test_a_spurious_kkt_point_is_not_reported_as_optimal():
     # The trap: no continuation and a small start stop where minority features are 0.
     counts, lam = (200, 200, 30, 8), 5e-3
     trap = imb.solve_ufm_imbalanced(
-        counts, 8, lam, lam, seed=0, restarts=1, lambda_start=1.0, init_scale=0.1, steps=3000, hold_steps=6000
+        counts,
+        8,
+        lam,
+        lam,
+        seed=0,
+        solver=imb.ImbalancedSettings(
+            restarts=1, lambda_start=1.0, init_scale=0.1, steps=3000, hold_steps=6000
+        ),
     )
     # a KKT point (residual at rounding) above the bound: stationary, not optimal
     assert trap.optimality_gap > 0.01 and trap.status == "stationary" and trap.kkt_residual < 1e-12
     assert trap.loss == pytest.approx(0.6148, abs=1e-3)
-    good = imb.solve_ufm_imbalanced(counts, 8, lam, lam, seed=0, restarts=2, steps=6000, hold_steps=6000)
+    good = imb.solve_ufm_imbalanced(
+        counts, 8, lam, lam, seed=0, solver=imb.ImbalancedSettings(restarts=2, steps=6000, hold_steps=6000)
+    )
     assert good.status == "optimal" and good.loss == pytest.approx(0.5897558468, abs=1e-9)
 
 
@@ -154,12 +167,18 @@ def test_a_bound_that_breaks_is_an_error_not_optimal(monkeypatch):
     with pytest.raises(
         RuntimeError, match=r"counts=\(30, 30, 6, 3\), d=4.*below the closed-form lower bound"
     ):
-        imb.solve_ufm_imbalanced((30, 30, 6, 3), 4, LAM, 0.06, seed=0, steps=300, hold_steps=300)
+        imb.solve_ufm_imbalanced(
+            (30, 30, 6, 3), 4, LAM, 0.06, seed=0, solver=imb.ImbalancedSettings(steps=300, hold_steps=300)
+        )
 
 
 def test_same_seed_same_answer_and_batch_agrees_with_single(grid):
-    a = imb.solve_ufm_imbalanced((40, 20, 10, 2), 4, LAM, 0.06, seed=0, steps=6000, hold_steps=6000)
-    b = imb.solve_ufm_imbalanced((40, 20, 10, 2), 4, LAM, 0.06, seed=0, steps=6000, hold_steps=6000)
+    a = imb.solve_ufm_imbalanced(
+        (40, 20, 10, 2), 4, LAM, 0.06, seed=0, solver=imb.ImbalancedSettings(steps=6000, hold_steps=6000)
+    )
+    b = imb.solve_ufm_imbalanced(
+        (40, 20, 10, 2), 4, LAM, 0.06, seed=0, solver=imb.ImbalancedSettings(steps=6000, hold_steps=6000)
+    )
     np.testing.assert_array_equal(a.W, b.W)
     batched = next(s for s in grid if s.counts == (40, 20, 10, 2) and s.lambda_h == 0.06)
     assert a.loss == pytest.approx(batched.loss, abs=1e-13)
@@ -167,7 +186,12 @@ def test_same_seed_same_answer_and_batch_agrees_with_single(grid):
 
 def test_float32_reaches_the_bound_to_float32_accuracy():
     s = imb.solve_ufm_imbalanced(
-        (30, 30, 6, 3), 4, LAM, 0.06, seed=1, dtype="float32", steps=3000, hold_steps=3000
+        (30, 30, 6, 3),
+        4,
+        LAM,
+        0.06,
+        seed=1,
+        solver=imb.ImbalancedSettings(dtype="float32", steps=3000, hold_steps=3000),
     )
     assert s.W.dtype == np.float64 and -1e-12 <= s.optimality_gap < 1e-5
     assert s.report["collapse_matches"]
@@ -186,9 +210,7 @@ def test_float32_reaches_the_bound_to_float32_accuracy():
         ({"lambda_h": -1e-3}, "lambda_h must be finite and > 0"),
         ({"lambda_h": float("nan")}, "lambda_h must be finite"),
         ({"d": 1}, "d must be >= 2"),
-        ({"restarts": 0}, "restarts must be an integer >= 1"),
-        ({"lambda_start": 2.0}, "lambda_start must be in"),
-        ({"bogus": 1}, "unknown settings"),
+        ({"solver": {"restarts": 4}}, "solver must be ImbalancedSettings or None"),
     ],
 )
 def test_bad_input_names_the_argument(kwargs, match):
@@ -197,6 +219,18 @@ def test_bad_input_names_the_argument(kwargs, match):
         imb.solve_ufm_imbalanced(
             args.pop("counts"), args.pop("d"), args.pop("lambda_w"), args.pop("lambda_h"), **args
         )
+
+
+@pytest.mark.parametrize(
+    "fields, match",
+    [
+        ({"restarts": 0}, "restarts must be an integer >= 1"),
+        ({"lambda_start": 2.0}, "lambda_start must be in"),
+    ],
+)
+def test_bad_settings_name_the_field(fields, match):
+    with pytest.raises(ValueError, match=match):
+        imb.ImbalancedSettings(**fields)
 
 
 def test_prediction_and_report_reject_bad_input():

@@ -12,12 +12,13 @@ import pytest
 from conftest import SEARCH_LEAN, random_configuration
 
 import gnc_jax
+from gnc_jax import SolverSettings
 
 USER_CODE = """
 import jax, jax.numpy as jnp, numpy as np
 import gnc_jax
 assert not jax.config.jax_enable_x64, "import turned float64 on"
-s = gnc_jax.solve_tammes(3, 6, seed=0, restarts=4, steps=300, hop_rounds=0)
+s = gnc_jax.solve_tammes(3, 6, seed=0, solver=gnc_jax.SolverSettings(restarts=4, steps=300, hop_rounds=0))
 assert not jax.config.jax_enable_x64, "a call left float64 on"
 assert jnp.ones(2).dtype == jnp.float32
 print(repr(s.W.dtype.name), repr(s.rho_one_vs_one))
@@ -123,7 +124,7 @@ def test_compiled_programs_are_released_when_the_memory_maps_crowd():
     assert len(traces) == 2
 
 
-BUDGET = dict(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
+BUDGET = SolverSettings(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
 
 
 @pytest.mark.parametrize("asked", [False, True], ids=["library default", "release_memory=True"])
@@ -147,7 +148,7 @@ def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
         workers=1,
         progress=None,
         release_memory=asked,
-        **BUDGET,
+        solver=BUDGET,
     )
     # A pair below the search's range and a searched one: it asks after the search, which compiled
     # programs of its own (the search itself stands in: its result is a random configuration).
@@ -158,7 +159,14 @@ def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
         return [SearchResult(W, gnc_jax.tammes_margin(W), 0, 0.0, False, "rounds", 1, 0, (), float("nan"))]
 
     monkeypatch.setattr(batch, "search_stack", search_stack)
-    gnc_jax.solve_pairs("tammes", [(3, 5), (3, 13)], seed=0, release_memory=asked, **BUDGET, **SEARCH_LEAN)
+    gnc_jax.solve_pairs(
+        "tammes",
+        [(3, 5), (3, 13)],
+        seed=0,
+        release_memory=asked,
+        solver=BUDGET,
+        search=SEARCH_LEAN.replace(population=2),
+    )
     assert calls == (["sweep", "sweep", "pair"] if asked else [])
 
 
@@ -176,11 +184,11 @@ def f(x):
 f(jnp.ones(2))
 with mock.patch.object(batch, "release_compiled_programs", lambda: jax.clear_caches()), \
         mock.patch.object(process, "tune_allocator", side_effect=AssertionError("mallopt from main()")):
-    gnc_jax.solve_pairs("tammes", [(3, 13)], seed=0, restarts=2, steps=100, hop_rounds=0,
-                        lp_polish_iters=0, search_population=4, search_rounds=1,
-                        search_symmetric_starts=0, search_init_steps=100,
-                        search_long_finish_steps=0, search_energy_members=0,
-                        search_cross_seed=False)
+    gnc_jax.solve_pairs(
+        "tammes", [(3, 13)], seed=0,
+        solver=gnc_jax.SolverSettings(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0),
+        search=gnc_jax.SearchSettings(population=4, rounds=1, symmetric_starts=0, init_steps=100,
+                                      long_finish_steps=0, energy_members=0, cross_seed=False))
     gnc_jax.plots.plot_store([], tempfile.mkdtemp())
     assert cli.main(["table", "/nonexistent.csv"]) == 2
 f(jnp.ones(2))

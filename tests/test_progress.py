@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gnc_jax
+from gnc_jax import SearchSettings, SolverSettings, UFMSettings
 from gnc_jax._src import progress
 
 LINE = re.compile(r"^(solve \w+ \(.*\)): (\d+)/(\d+) steps, \d+ s, ETA (\d+ s|\?)$")
@@ -24,11 +25,17 @@ def every_report(monkeypatch):
 
 
 def test_max_min_solve_reports_each_position_once_and_computes_the_same(every_report):
-    kw = dict(seed=0, restarts=4, steps=100, hop_rounds=2, hop_steps=50, polish_steps=50, lp_polish_iters=0)
+    kw = dict(
+        seed=0,
+        solver=SolverSettings(
+            restarts=4, steps=100, hop_rounds=2, hop_steps=50, polish_steps=50, lp_polish_iters=0
+        ),
+        search=SearchSettings(rounds=0),
+    )
     pairs = [(3, 7), (3, 8)]  # one bucket: two pairs, four restarts each, one report per step
-    quiet = gnc_jax.solve_pairs("tammes", pairs, search_rounds=0, **kw)
+    quiet = gnc_jax.solve_pairs("tammes", pairs, **kw)
     out = io.StringIO()
-    loud = gnc_jax.solve_pairs("tammes", pairs, search_rounds=0, progress=out, **kw)
+    loud = gnc_jax.solve_pairs("tammes", pairs, progress=out, **kw)
     for a, b in zip(quiet, loud):
         np.testing.assert_array_equal(a.W, b.W)
     lines = _step_lines(out.getvalue())
@@ -39,7 +46,7 @@ def test_max_min_solve_reports_each_position_once_and_computes_the_same(every_re
 
 
 def test_ufm_solve_reports_its_steps_and_computes_the_same(every_report):
-    kw = dict(seed=1, restarts=2, steps=60, hold_steps=40)
+    kw = dict(seed=1, solver=UFMSettings(restarts=2, steps=60, hold_steps=40))
     quiet = gnc_jax.solve_ufm(3, 4, 2, 0.5, **kw)
     out = io.StringIO()
     loud = gnc_jax.solve_ufm(3, 4, 2, 0.5, progress=out, **kw)

@@ -11,6 +11,7 @@ import pytest
 from conftest import DATA, SEARCH_LEAN, known_tammes
 
 import gnc_jax
+from gnc_jax import SolverSettings
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.polish import polish
 from gnc_jax._src.search import (
@@ -22,7 +23,6 @@ from gnc_jax._src.search import (
     energy_codes,
     search_stack,
     search_tammes,
-    split_overrides,
 )
 from gnc_jax._src.symmetric import rotation_group, special_orbits
 
@@ -41,7 +41,9 @@ def test_search_reaches_a_best_known_code_the_annealer_misses():
     # d = 3, K = 25: Sloane's best-known 41.634461243 deg. The annealer with as many restarts stops
     # 0.03 deg below it (measured); the search reaches it by round 5 (measured), here within 10.
     target = dev_target(25)
-    annealed = gnc_jax.solve_tammes(3, 25, seed=0, restarts=8, hop_rounds=0, search_rounds=0)
+    annealed = gnc_jax.solve_tammes(
+        3, 25, seed=0, solver=SolverSettings(restarts=8, hop_rounds=0), search=SearchSettings(rounds=0)
+    )
     assert annealed.min_angle_deg < target - 1e-3
     res = search_tammes(3, 25, jax.random.key(0), SMALL.replace(rounds=10))
     assert angle_deg(res.min_chord) >= target - 1e-6
@@ -102,7 +104,7 @@ def test_shares_follow_the_yield():
 @pytest.mark.slow
 def test_snub_cube_through_the_default_api():
     row = next(r for r in known_tammes() if (r["d"], r["K"]) == (3, 24))
-    s = gnc_jax.solve_tammes(3, 24, seed=0, search_population=8, search_rounds=10)
+    s = gnc_jax.solve_tammes(3, 24, seed=0, search=SearchSettings(population=8, rounds=10))
     assert s.min_angle_deg == pytest.approx(row["angle"], abs=1e-6)
     # stationary: no decrease float64 resolves within a trust radius >= sqrt(eps) (residual: a rate)
     assert s.restarts == 8 and s.status == "stationary" and s.residual <= 2.4e-7
@@ -153,23 +155,18 @@ def test_a_searched_pair_reports_how_its_search_stopped():
     # Without the polish the status is the search's: max_steps at its round cap, stalled when the
     # patience stopped it (with the measured gain over the last `patience` rounds), never a NaN; a
     # time_limit says so in the note, polished or not, and a bad one is refused before any work.
-    budget = dict(
-        seed=0,
-        restarts=4,
-        hop_rounds=0,
-        search_population=4,
-        search_symmetric_starts=0,
-        search_init_steps=200,
-        search_finish_steps=50,
-        **SEARCH_LEAN,
-    )
-    capped = gnc_jax.solve_tammes(3, 16, lp_polish_iters=0, search_rounds=2, **budget)
+    solver = SolverSettings(restarts=4, hop_rounds=0)
+    search = SEARCH_LEAN.replace(population=4, symmetric_starts=0, init_steps=200, finish_steps=50)
+    unpolished = solver.replace(lp_polish_iters=0)
+    capped = gnc_jax.solve_tammes(3, 16, seed=0, solver=unpolished, search=search.replace(rounds=2))
     assert capped.status == "max_steps" and np.isfinite(capped.residual) and capped.status_note == ""
     stalled = gnc_jax.solve_tammes(
-        3, 16, lp_polish_iters=0, search_rounds=50, search_patience=1, search_restart_after=0, **budget
+        3, 16, seed=0, solver=unpolished, search=search.replace(rounds=50, patience=1, restart_after=0)
     )
     assert stalled.status == "stalled" and 0 <= stalled.residual <= 1e-10
-    timed = gnc_jax.solve_tammes(3, 16, time_limit=1e-3, search_rounds=50, **budget)
+    timed = gnc_jax.solve_tammes(
+        3, 16, seed=0, time_limit=1e-3, solver=solver, search=search.replace(rounds=50)
+    )
     assert timed.status_note == "search stopped by time_limit after 0 rounds"
     assert timed.status in ("stationary", "stalled", "max_steps")  # the polish's, after the search
     with pytest.raises(ValueError, match="time_limit"):
@@ -180,10 +177,12 @@ def test_a_searched_pair_reports_how_its_search_stopped():
 def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
     # d = 3, K = 13: the softmax-code annealer alone (small budget) stays below the one-vs-rest
     # margin of the Tammes code (Musin-Tarasov, 57.1367031 deg); cross-seeded, it is not below it.
-    budget = dict(seed=0, restarts=4, hop_rounds=0, lp_polish_iters=0)
-    alone = gnc_jax.solve_softmax_code(3, 13, search_rounds=0, **budget)
-    crossed = gnc_jax.solve_softmax_code(3, 13, search_population=8, search_rounds=10, **budget)
-    tammes = gnc_jax.solve_tammes(3, 13, seed=0, search_population=8, search_rounds=10)
+    solver = SolverSettings(restarts=4, hop_rounds=0, lp_polish_iters=0)
+    alone = gnc_jax.solve_softmax_code(3, 13, seed=0, solver=solver, search=SearchSettings(rounds=0))
+    crossed = gnc_jax.solve_softmax_code(
+        3, 13, seed=0, solver=solver, search=SearchSettings(population=8, rounds=10)
+    )
+    tammes = gnc_jax.solve_tammes(3, 13, seed=0, search=SearchSettings(population=8, rounds=10))
     assert tammes.min_angle_deg == pytest.approx(57.136703077578, abs=1e-6)
     margin_of_tammes = gnc_jax.softmax_code_margin(tammes.W)
     assert alone.rho_one_vs_rest < margin_of_tammes - 1e-4
@@ -195,11 +194,11 @@ def test_cross_seeding_lifts_the_softmax_code_at_d_8():
     # d = 8, K = 22: the softmax-code annealer alone stays below the one-vs-rest margin of the Tammes
     # code the search finds (0.8470 against 0.8507 at this budget, measured); with the Tammes search run
     # inside the softmax-code solve (cross_seed, the default) it is not below it.
-    budget = dict(seed=0, restarts=4, hop_rounds=0, lp_polish_iters=0)
-    search = dict(search_population=8, search_rounds=10)
-    alone = gnc_jax.solve_softmax_code(8, 22, search_cross_seed=False, **budget)
-    crossed = gnc_jax.solve_softmax_code(8, 22, **search, **budget)
-    tammes = gnc_jax.solve_tammes(8, 22, **search, **budget)
+    solver = SolverSettings(restarts=4, hop_rounds=0, lp_polish_iters=0)
+    search = SearchSettings(population=8, rounds=10)
+    alone = gnc_jax.solve_softmax_code(8, 22, seed=0, solver=solver, search=SearchSettings(cross_seed=False))
+    crossed = gnc_jax.solve_softmax_code(8, 22, seed=0, solver=solver, search=search)
+    tammes = gnc_jax.solve_tammes(8, 22, seed=0, solver=solver, search=search)
     margin_of_tammes = gnc_jax.softmax_code_margin(tammes.W)
     assert alone.rho_one_vs_rest < margin_of_tammes - 1e-3
     assert crossed.rho_one_vs_rest >= margin_of_tammes - 1e-12
@@ -207,11 +206,22 @@ def test_cross_seeding_lifts_the_softmax_code_at_d_8():
 
 @pytest.mark.slow
 def test_initial_configurations_join_the_tammes_solution():
-    s = gnc_jax.solve_tammes(3, 13, seed=1, search_rounds=0, restarts=2, hop_rounds=0, steps=50)
-    better = gnc_jax.solve_tammes(3, 13, seed=0, search_population=8, search_rounds=10)
+    s = gnc_jax.solve_tammes(
+        3,
+        13,
+        seed=1,
+        search=SearchSettings(rounds=0),
+        solver=SolverSettings(restarts=2, hop_rounds=0, steps=50),
+    )
+    better = gnc_jax.solve_tammes(3, 13, seed=0, search=SearchSettings(population=8, rounds=10))
     assert s.min_angle_deg < better.min_angle_deg - 1e-3
     seeded = gnc_jax.solve_tammes(
-        3, 13, seed=1, search_rounds=0, restarts=2, hop_rounds=0, steps=50, initial={(3, 13): better.W}
+        3,
+        13,
+        seed=1,
+        search=SearchSettings(rounds=0),
+        solver=SolverSettings(restarts=2, hop_rounds=0, steps=50),
+        initial={(3, 13): better.W},
     )
     assert seeded.min_angle_deg >= better.min_angle_deg - 1e-12
 
@@ -242,7 +252,7 @@ def test_bad_search_input():
     with pytest.raises(ValueError, match="initial"):
         gnc_jax.solve_tammes(3, 16, seed=0, initial={(3, 16): np.ones((3, 15))})
     with pytest.raises(ValueError, match="search_population|population"):
-        gnc_jax.solve_tammes(3, 16, seed=0, search_population=-1)
+        gnc_jax.solve_tammes(3, 16, seed=0, search=SearchSettings(population=-1))
     bad = (("interior_iters", -1), ("relax_steps", -1), ("restart_after", -1), ("energy_members", -1))
     bad += (("symmetric_starts", -1), ("symmetric_starts", 2.5))
     for field, value in (*bad, ("energy_steps", 0), ("work_per_member", 0), ("cross_seed", 1)):
@@ -258,7 +268,9 @@ def test_tammes_from_the_softmax_code_finds_the_24_cell():
     # The seeding annealer runs with the given restarts (8 when they are sized by the pair: with seed 0
     # those stop at max cos 0.517 and the default search's 112 rounds reach the 24-cell, in 28 s).
     # max cos measured 0.5 + 1.6e-15 (14 ulps: the final SLP polish's rounding); 60 deg within 1e-12.
-    s = gnc_jax.solve_tammes(4, 24, seed=0, restarts=16, search_population=8, search_rounds=2)
+    s = gnc_jax.solve_tammes(
+        4, 24, seed=0, solver=SolverSettings(restarts=16), search=SearchSettings(population=8, rounds=2)
+    )
     assert s.max_cos == pytest.approx(0.5, abs=1e-14) and s.min_angle_deg == pytest.approx(60.0, abs=1e-12)
 
 
@@ -284,28 +296,14 @@ def test_the_cross_seeded_softmax_code_is_the_600_cell():
     # d = 4, K = 120 with a tiny budget: the softmax-code annealer alone misses the 600-cell; with
     # cross_seed (the default) the Tammes search runs inside the softmax-code solve and the reported
     # code is the 600-cell: rho = (3 - sqrt 5) / 4 (its one-vs-rest margin, closed form) and 36 deg.
-    tiny = dict(seed=0, restarts=2, steps=300, hop_rounds=0, search_population=4, search_rounds=1)
-    alone = gnc_jax.solve_softmax_code(4, 120, search_cross_seed=False, **tiny)
-    seeded = gnc_jax.solve_softmax_code(4, 120, **tiny)
+    solver = SolverSettings(restarts=2, steps=300, hop_rounds=0)
+    search = SearchSettings(population=4, rounds=1)
+    alone = gnc_jax.solve_softmax_code(4, 120, seed=0, solver=solver, search=search.replace(cross_seed=False))
+    seeded = gnc_jax.solve_softmax_code(4, 120, seed=0, solver=solver, search=search)
     rho = (3 - np.sqrt(5)) / 4
     assert alone.rho_one_vs_rest < rho - 1e-3
     assert seeded.rho_one_vs_rest == pytest.approx(rho, abs=1e-12)
     assert seeded.min_angle_deg == pytest.approx(36.0, abs=1e-9)
-
-
-@pytest.mark.slow
-def test_restarts_set_the_search_population_unless_it_is_given():
-    # One restart axis: restarts=R sizes the search's population too, search_population wins, and a
-    # bad restarts value is left to SolverSettings, which names it.
-    assert split_overrides({"restarts": 64, "steps": 5}) == ({"population": 64}, {"restarts": 64, "steps": 5})
-    assert split_overrides({"restarts": 64, "search_population": 8})[0] == {"population": 8}
-    assert split_overrides({"restarts": -1})[0] == {} and split_overrides({"steps": 5})[0] == {}
-    tiny = dict(seed=0, search_rounds=1, search_symmetric_starts=0, search_init_steps=100)
-    tiny |= dict(search_finish_steps=50, search_interior_iters=5, **SEARCH_LEAN)
-    assert gnc_jax.solve_tammes(3, 13, restarts=4, **tiny).restarts == 4  # the population it searched
-    assert gnc_jax.solve_tammes(3, 13, restarts=4, search_population=6, **tiny).restarts == 6
-    with pytest.raises(ValueError, match="restarts"):
-        gnc_jax.solve_tammes(3, 13, restarts=-1, **tiny)
 
 
 def test_the_budget_is_work_not_time():

@@ -16,7 +16,7 @@ assert jax.device_count() == 4, jax.devices()
 settings = gnc_jax.SolverSettings(
     restarts=6, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8
 )
-sols = gnc_jax.solve_pairs("softmax-code", [(2, 5), (2, 4)], seed=0, settings=settings)
+sols = gnc_jax.solve_pairs("softmax-code", [(2, 5), (2, 4)], seed=0, solver=settings)
 # The program of that bucket (d <= 2, K <= 8, two pairs): does it communicate?
 fn = batch._bucket_solver(gnc_jax._src.objectives.SOFTMAX_CODE, settings.replace(restarts=8), 2, 8, 4)
 keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(0), i))(np.arange(2))
@@ -42,5 +42,5 @@ def test_restarts_sharded_over_four_cpu_devices():
     settings = gnc_jax.SolverSettings(
         restarts=8, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8
     )
-    one = gnc_jax.solve_pairs("softmax-code", [(2, 5), (2, 4)], seed=0, settings=settings)
+    one = gnc_jax.solve_pairs("softmax-code", [(2, 5), (2, 4)], seed=0, solver=settings)
     np.testing.assert_allclose([s.rho_one_vs_rest for s in one], res["rho"], atol=1e-9)

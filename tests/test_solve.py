@@ -5,6 +5,7 @@ import pytest
 from conftest import SEARCH_LEAN, known_tammes
 
 import gnc_jax
+from gnc_jax import SearchSettings
 from gnc_jax._src import theory
 from gnc_jax._src.driver import SolverSettings
 
@@ -19,7 +20,13 @@ def theorem_3_3_pairs():
 @pytest.mark.slow
 def test_softmax_code_solver_reproduces_theorem_3_3():
     pairs = theorem_3_3_pairs()
-    sols = gnc_jax.solve_pairs("softmax-code", pairs, seed=0, restarts=16, hop_rounds=2)
+    sols = gnc_jax.solve_pairs(
+        "softmax-code",
+        pairs,
+        seed=0,
+        solver=SolverSettings(restarts=16, hop_rounds=2),
+        search=SearchSettings(population=16),
+    )
     for (d, K), s in zip(pairs, sols):
         rho = theory.softmax_code_closed_form(d, K)[0]
         assert s.rho_one_vs_rest == pytest.approx(rho, abs=1e-9), (d, K, s.rho_one_vs_rest, rho)
@@ -32,23 +39,22 @@ def test_softmax_code_solver_reproduces_theorem_3_3():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "large,budget",
+    "large,solver,search",
     # Reduced budgets suffice for K <= 24 (the search runs for K >= 13): a quarter of the annealer's
     # restarts, a population of 8, patience 5 instead of 40 and no costlier sources; the annealer alone
     # finds the 600-cell (4, 120) at even less.
     [
-        (
-            False,
-            dict(restarts=16, hop_rounds=3, search_population=8, search_patience=5, **SEARCH_LEAN),
-        ),
-        (True, dict(restarts=8, hop_rounds=1, search_rounds=0)),
+        (False, SolverSettings(restarts=16, hop_rounds=3), SEARCH_LEAN.replace(population=8, patience=5)),
+        (True, SolverSettings(restarts=8, hop_rounds=1), SearchSettings(rounds=0)),
     ],
     ids=["K<=24", "600-cell"],
 )
-def test_tammes_solver_reaches_every_proven_optimum(large, budget):
+def test_tammes_solver_reaches_every_proven_optimum(large, solver, search):
     rows = [r for r in known_tammes() if r["proven"] and (r["K"] > 24) == large]
     assert rows
-    sols = gnc_jax.solve_pairs("tammes", [(r["d"], r["K"]) for r in rows], seed=0, **budget)
+    sols = gnc_jax.solve_pairs(
+        "tammes", [(r["d"], r["K"]) for r in rows], seed=0, solver=solver, search=search
+    )
     # The angle is compared where it is well conditioned: at 180 deg (K = 2) a max cosine of -1 + 4e-16
     # (one rounding) is 1.7e-6 deg short, as the angle moves like the square root of the cosine there.
     misses = [
@@ -70,9 +76,15 @@ def test_softmax_codes_are_bracketed_by_the_proven_tammes_optima():
     must do at least as well as the Tammes optimum's configuration on its own objective (measured:
     equal to 1e-15; Theorem 3.9's bracket, 4-16x wider, could not fail)."""
     ref = {r["K"]: r["angle"] for r in known_tammes() if r["d"] == 3 and r["K"] in (14, 24)}
-    sols = gnc_jax.solve_softmax_code(3, [14, 24], seed=1, restarts=16, hop_rounds=2, search_rounds=0)
+    sols = gnc_jax.solve_softmax_code(
+        3, [14, 24], seed=1, solver=SolverSettings(restarts=16, hop_rounds=2), search=SearchSettings(rounds=0)
+    )
     tammes = gnc_jax.solve_tammes(
-        3, [14, 24], seed=1, restarts=16, hop_rounds=2, search_population=8, search_patience=5
+        3,
+        [14, 24],
+        seed=1,
+        solver=SolverSettings(restarts=16, hop_rounds=2),
+        search=SearchSettings(population=8, patience=5),
     )
     for s, t in zip(sols, tammes):
         # Rattlers reported from the bucket's certification equal a recomputation from W alone.
@@ -84,27 +96,27 @@ def test_softmax_codes_are_bracketed_by_the_proven_tammes_optima():
         assert s.rho_one_vs_rest >= np.min(gnc_jax.one_vs_rest_distances(t.W)) - 1e-9, s.K
 
 
-SMALL = dict(restarts=8, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8)
+SMALL = SolverSettings(restarts=8, steps=600, hop_rounds=1, hop_steps=300, polish_steps=300, t_end=1e-8)
 
 
 def test_same_seed_same_answer_and_batch_independence():
-    a = gnc_jax.solve_tammes(3, 7, seed=5, **SMALL)
+    a = gnc_jax.solve_tammes(3, 7, seed=5, solver=SMALL)
     np.testing.assert_array_equal(a.rattlers, gnc_jax.rattlers(a.W, problem="tammes"))
-    b = gnc_jax.solve_tammes(3, 7, seed=5, **SMALL)
+    b = gnc_jax.solve_tammes(3, 7, seed=5, solver=SMALL)
     np.testing.assert_array_equal(a.W, b.W)
-    c = gnc_jax.solve_tammes(3, 7, seed=6, **SMALL)
+    c = gnc_jax.solve_tammes(3, 7, seed=6, solver=SMALL)
     assert not np.array_equal(a.W, c.W)
     # Solved among other pairs of the same bucket, the pair gets the same answer: the same certified
     # values and the same configuration up to rounding (a batch of another size sums in another
     # order, and the optimisation amplifies that along the free rotation), so compare invariants.
-    batch = gnc_jax.solve_pairs("tammes", [(3, 5), (3, 7), (3, 6)], seed=5, **SMALL)
+    batch = gnc_jax.solve_pairs("tammes", [(3, 5), (3, 7), (3, 6)], seed=5, solver=SMALL)
     assert batch[1].min_angle_deg == pytest.approx(a.min_angle_deg, abs=1e-9)
     assert batch[1].rho_one_vs_rest == pytest.approx(a.rho_one_vs_rest, abs=1e-9)
     np.testing.assert_allclose(np.sort(batch[1].distances), np.sort(a.distances), atol=1e-9)
 
 
 def test_float32_solver_is_certified_in_float64():
-    s = gnc_jax.solve_tammes(3, 6, seed=0, dtype="float32", **SMALL)
+    s = gnc_jax.solve_tammes(3, 6, seed=0, solver=SMALL.replace(dtype="float32"))
     # The float32 solution is put back on the sphere in float64 before it is certified: unit columns
     # to float64 rounding (a plain cast leaves them ~1e-7 off), and the reported measures are those of
     # that W, recomputed independently here.
@@ -120,16 +132,14 @@ def test_one_compilation_per_bucket(monkeypatch):
     traces = []
     solve_pair = batch.solve_pair
     monkeypatch.setattr(batch, "solve_pair", lambda *a, **k: traces.append(1) or solve_pair(*a, **k))
-    settings = SolverSettings(**{**SMALL, "t_end": 1e-9})  # settings no other test uses: a fresh cache entry
-    gnc_jax.solve_pairs("tammes", [(5, 5), (6, 6), (5, 7)], seed=0, settings=settings)
+    settings = SMALL.replace(t_end=1e-9)  # settings no other test uses: a fresh cache entry
+    gnc_jax.solve_pairs("tammes", [(5, 5), (6, 6), (5, 7)], seed=0, solver=settings)
     assert len(traces) == 1
     # Other pairs of the same bucket (d in 5..6, K <= 8) and count: no new compilation.
-    gnc_jax.solve_pairs("tammes", [(6, 3), (5, 8), (6, 4)], seed=1, settings=settings)
+    gnc_jax.solve_pairs("tammes", [(6, 3), (5, 8), (6, 4)], seed=1, solver=settings)
     assert len(traces) == 1
     # Two buckets, (d <= 6, K <= 8) already compiled for 3 (padded to 4) pairs and (d <= 6, K in 9..12).
-    gnc_jax.solve_pairs(
-        "tammes", [(5, 5), (6, 5), (5, 6), (5, 11), (6, 12), (6, 9)], seed=0, settings=settings
-    )
+    gnc_jax.solve_pairs("tammes", [(5, 5), (6, 5), (5, 6), (5, 11), (6, 12), (6, 9)], seed=0, solver=settings)
     assert len(traces) == 2
 
 
@@ -161,8 +171,12 @@ def test_settings_validation(kwargs, match):
         (lambda: gnc_jax.solve_tammes(3, 5), "key"),
         (lambda: gnc_jax.solve_tammes(3, 5, seed=-1), "seed"),
         (lambda: gnc_jax.solve("packing", 3, 5, seed=0), "problem"),
-        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, restarts=-2), "restarts"),
-        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, colour="red"), "unknown settings"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, solver=SolverSettings(restarts=-2)), "restarts"),
+        (lambda: gnc_jax.solve_tammes(3, 5, seed=0, solver={"restarts": 8}), "solver must be SolverSettings"),
+        (
+            lambda: gnc_jax.solve_tammes(3, 5, seed=0, search=SolverSettings()),
+            "search must be SearchSettings",
+        ),
         (lambda: gnc_jax.solve_pairs("tammes", [], seed=0), "pairs is empty"),
         (lambda: gnc_jax.solve_pairs("tammes", [(3,)], seed=0), "pairs"),
         (lambda: gnc_jax.solve_tammes(3, 5, seed=0, time_limit=float("nan")), "time_limit"),
@@ -181,7 +195,7 @@ def test_hardmax_features_collapse_to_eq_9_where_theorems_3_6_and_3_8_apply():
     and K <= d + 1 there are no rattlers, so GNC1 = GNC3 = 0, the features equal eq. (9), and W's
     margin is Theorem 3.3's closed form (which the softmax-code solver also reaches)."""
     pairs = [(2, K) for K in range(5, 13)] + [(3, 4), (4, 5), (5, 4)]
-    sols = gnc_jax.solve_pairs("hardmax", pairs, n=3, seed=0, **SMALL)
+    sols = gnc_jax.solve_pairs("hardmax", pairs, n=3, seed=0, solver=SMALL)
     for s in sols:
         rho, _ = theory.softmax_code_closed_form(s.d, s.K)
         assert s.H.shape == (s.d, 3 * s.K) and s.n == 3
@@ -212,18 +226,19 @@ def test_default_restarts_are_sized_by_the_pair():
     assert s.replace(restarts=5).restarts_for(10, 100) == 5  # set explicitly: kept
     # the solution reports the restarts it ran with; a pair's result does not depend on the batch
     alone = gnc_jax.solve_softmax_code(
-        2, 120, seed=0, hop_rounds=0, steps=200, polish_steps=50, hop_steps=50, search_rounds=0
+        2,
+        120,
+        seed=0,
+        solver=SolverSettings(hop_rounds=0, steps=200, polish_steps=50, hop_steps=50),
+        search=SearchSettings(rounds=0),
     )
     assert alone.restarts == s.restarts_for(2, 120) == 16
     both = gnc_jax.solve_pairs(
         "softmax-code",
         [(2, 8), (2, 120)],
         seed=0,
-        hop_rounds=0,
-        steps=200,
-        polish_steps=50,
-        hop_steps=50,
-        search_rounds=0,
+        solver=SolverSettings(hop_rounds=0, steps=200, polish_steps=50, hop_steps=50),
+        search=SearchSettings(rounds=0),
     )
     assert both[0].restarts == 64 and both[1].restarts == 16
     assert both[1].rho_one_vs_rest == pytest.approx(alone.rho_one_vs_rest, abs=1e-9)

@@ -16,6 +16,7 @@ from conftest import SEARCH_LEAN, known_tammes
 from test_cli import run_cli
 
 import gnc_jax
+from gnc_jax import SolverSettings
 from gnc_jax._src import store
 from gnc_jax._src import sweep as sweep_module
 from gnc_jax._src.status import Status
@@ -23,7 +24,7 @@ from gnc_jax._src.store import StoreError
 from gnc_jax._src.sweep import grid, sweep
 from gnc_jax._src.ufm import UFMSettings
 
-BUDGET = dict(restarts=8, steps=600, hop_rounds=1)
+BUDGET = SolverSettings(restarts=8, steps=600, hop_rounds=1)
 CLI_BUDGET = ["--restarts", "8", "--steps", "600", "--hop-rounds", "1"]
 
 
@@ -58,7 +59,7 @@ def check_rows(rows, pairs, store_path):
 def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     out = tmp_path / "codes.csv"
     pairs = [(2, K) for K in (3, 5, 6)] + [(3, 4), (3, 6)]
-    rep = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, batch_size=3, progress=None, **BUDGET)
+    rep = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, batch_size=3, progress=None, solver=BUDGET)
     assert (rep.total, rep.solved, rep.skipped) == (8, 8, 0)
     rows = [r for r in store.read_rows(out) if (r["d"], r["K"]) in pairs]
     check_rows(rows, pairs, out)
@@ -66,28 +67,44 @@ def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     # finish, so not always in the same order).
     serial = tmp_path / "serial.csv"
     sweep(
-        "tammes", [2, 3], [3, 4, 5, 6], out=serial, seed=0, batch_size=3, workers=1, progress=None, **BUDGET
+        "tammes",
+        [2, 3],
+        [3, 4, 5, 6],
+        out=serial,
+        seed=0,
+        batch_size=3,
+        workers=1,
+        progress=None,
+        solver=BUDGET,
     )
     values = ["d", "K", "min_angle_deg", "rho_one_vs_rest", "rattlers"]
     assert sorted([r[c] for c in values] for r in store.read_rows(serial)) == sorted(
         [r[c] for c in values] for r in store.read_rows(out)
     )
     with pytest.raises(ValueError, match="workers"):
-        sweep("tammes", [2], [3], out=serial, seed=0, workers=0, progress=None, **BUDGET)
+        sweep("tammes", [2], [3], out=serial, seed=0, workers=0, progress=None, solver=BUDGET)
     with pytest.raises(ValueError, match="release_memory must be True or False"):
-        sweep("tammes", [2], [3], out=serial, seed=0, release_memory="yes", progress=None, **BUDGET)
+        sweep("tammes", [2], [3], out=serial, seed=0, release_memory="yes", progress=None, solver=BUDGET)
     before = out.read_bytes()
-    again = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, progress=None, **BUDGET)
+    again = sweep("tammes", [2, 3], [3, 4, 5, 6], out=out, seed=0, progress=None, solver=BUDGET)
     assert (again.solved, again.skipped) == (0, 8) and out.read_bytes() == before
     # More pairs: only the new ones are solved.
-    more = sweep("tammes", [2], [3, 4, 8], out=out, seed=0, progress=None, **BUDGET)
+    more = sweep("tammes", [2], [3, 4, 8], out=out, seed=0, progress=None, solver=BUDGET)
     assert (more.solved, more.skipped) == (1, 2)
-    for bad in (dict(seed=1), BUDGET | dict(restarts=16)):
+    for bad in (dict(seed=1), dict(solver=BUDGET.replace(restarts=16))):
         with pytest.raises(StoreError, match="conflicting settings"):
-            sweep("tammes", [2], [9], out=out, progress=None, **({"seed": 0} | BUDGET | bad))
+            sweep("tammes", [2], [9], out=out, progress=None, **({"seed": 0, "solver": BUDGET} | bad))
     assert len(store.read_rows(out)) == 9
     # Another problem may share the store, with its own settings.
-    sweep("softmax-code", [2], [5], out=out, seed=0, progress=None, restarts=4, steps=600, hop_rounds=1)
+    sweep(
+        "softmax-code",
+        [2],
+        [5],
+        out=out,
+        seed=0,
+        progress=None,
+        solver=SolverSettings(restarts=4, steps=600, hop_rounds=1),
+    )
     (sc,) = [r for r in store.read_rows(out) if r["problem"] == "softmax-code"]
     assert sc["rho_one_vs_rest"] == pytest.approx(1 - np.cos(2 * np.pi / 5), abs=1e-9)
 
@@ -109,7 +126,9 @@ def test_a_slow_pair_does_not_hold_back_the_other_workers_rows(tmp_path, monkeyp
         return real_solve(instances, *args, **kwargs)
 
     monkeypatch.setattr(sweep_module, "_solve", solve)
-    rep = sweep("tammes", [2], [3, 4, 5], out=out, seed=0, batch_size=1, workers=2, progress=None, **BUDGET)
+    rep = sweep(
+        "tammes", [2], [3, 4, 5], out=out, seed=0, batch_size=1, workers=2, progress=None, solver=BUDGET
+    )
     assert seen == [[4, 5]] and rep.solved == 3
     assert sorted(r["K"] for r in store.read_rows(out)) == [3, 4, 5]
 
@@ -123,8 +142,8 @@ def test_a_sweep_searches_a_stack_of_pairs_in_one_call(tmp_path, monkeypatch):
     stacks, real_search = [], batch.search_stack
     monkeypatch.setattr(batch, "search_stack", lambda d, Ks, *a: stacks.append(Ks) or real_search(d, Ks, *a))
     out = tmp_path / "codes.csv"
-    search = dict(search_stack=2, search_rounds=6, search_symmetric_starts=0, search_init_steps=600)
-    rep = sweep("tammes", [3], [13, 14], out=out, seed=0, progress=None, **BUDGET, **search, **SEARCH_LEAN)
+    search = SEARCH_LEAN.replace(population=8, stack=2, rounds=6, symmetric_starts=0, init_steps=600)
+    rep = sweep("tammes", [3], [13, 14], out=out, seed=0, progress=None, solver=BUDGET, search=search)
     assert rep.solved == 2 and stacks == [[13, 14]]
     check_rows(store.read_rows(out), [(3, 13), (3, 14)], out)
 
@@ -141,7 +160,7 @@ def test_a_failed_rows_reason_is_kept_in_the_store(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sweep_module, "_solve", solve)
     out = tmp_path / "codes.csv"
-    sweep("tammes", [2], [5], out=out, seed=0, progress=None, **BUDGET)
+    sweep("tammes", [2], [5], out=out, seed=0, progress=None, solver=BUDGET)
     (r,) = store.read_rows(out)
     assert (r["status"], r["status_note"]) == ("failed", "LP polish: infeasible")
 
@@ -225,8 +244,18 @@ def test_hosts_write_shards_that_table_merges(tmp_path):
 
 def test_hardmax_and_ufm_rows_carry_features(tmp_path):
     out = tmp_path / "f.csv"
-    sweep("hardmax", [2], [5], ns=[2], out=out, seed=0, progress=None, **BUDGET)
-    sweep("ufm", [3], [4], ns=[1], taus=[0.5, 0.1], out=out, seed=0, progress=None, restarts=2, steps=400)
+    sweep("hardmax", [2], [5], ns=[2], out=out, seed=0, progress=None, solver=BUDGET)
+    sweep(
+        "ufm",
+        [3],
+        [4],
+        ns=[1],
+        taus=[0.5, 0.1],
+        out=out,
+        seed=0,
+        progress=None,
+        solver=UFMSettings(restarts=2, steps=400),
+    )
     rows = {store.row_key(r): r for r in store.read_rows(out)}
     hm = rows[("hardmax", 2, 5, 2, None)]
     assert hm["gnc2"] == pytest.approx(1 - np.cos(2 * np.pi / 5), abs=1e-9) and hm["gnc1"] < 1e-6
@@ -256,8 +285,16 @@ def test_grid_validation():
 
 def test_table_filters_sorts_best_and_compares(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    sweep("tammes", [2, 3], [4, 5], out=a, seed=0, progress=None, restarts=2, steps=100, hop_rounds=0)
-    sweep("tammes", [2, 3], [4, 5], out=b, seed=0, progress=None, **BUDGET)
+    sweep(
+        "tammes",
+        [2, 3],
+        [4, 5],
+        out=a,
+        seed=0,
+        progress=None,
+        solver=SolverSettings(restarts=2, steps=100, hop_rounds=0),
+    )
+    sweep("tammes", [2, 3], [4, 5], out=b, seed=0, progress=None, solver=BUDGET)
     out = run_cli("table", str(a), "--d", "3", "--columns", "d,K,min_angle_deg", "--format", "csv")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "d,K,min_angle_deg" and len(out.stdout.splitlines()) == 3
@@ -292,7 +329,15 @@ def test_table_filters_sorts_best_and_compares(tmp_path):
 def test_plot_writes_pictures(tmp_path):
     out = tmp_path / "s.csv"
     for problem in ("tammes", "softmax-code"):
-        sweep(problem, [2, 3], [4, 5, 6], out=out, seed=0, progress=None, restarts=4, steps=600, hop_rounds=1)
+        sweep(
+            problem,
+            [2, 3],
+            [4, 5, 6],
+            out=out,
+            seed=0,
+            progress=None,
+            solver=SolverSettings(restarts=4, steps=600, hop_rounds=1),
+        )
     res = run_cli("plot", str(out), "--out", str(tmp_path / "pics"))
     assert res.returncode == 0, res.stderr
     names = sorted(os.path.basename(p) for p in res.stdout.split())

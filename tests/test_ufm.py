@@ -8,6 +8,7 @@ from scipy.special import logsumexp
 from conftest import known_tammes, random_configuration
 
 import gnc_jax
+from gnc_jax import UFMSettings
 from gnc_jax._src import metrics
 from gnc_jax._src.objectives import ufm_log_loss, ufm_mean_ce
 
@@ -74,7 +75,9 @@ def test_log_loss_stays_finite_with_a_useful_gradient_where_the_ce_underflows(x6
 
 @pytest.fixture(scope="module")
 def lemma_3_1():
-    return gnc_jax.solve_ufm(3, 7, [1, 4], TAUS, seed=0, restarts=4, steps=1500, hold_steps=1500)
+    return gnc_jax.solve_ufm(
+        3, 7, [1, 4], TAUS, seed=0, solver=UFMSettings(restarts=4, steps=1500, hold_steps=1500)
+    )
 
 
 def test_lemma_3_1_min_angle_converges_to_the_hardmax_value(lemma_3_1):
@@ -99,18 +102,18 @@ def test_ufm_solutions_are_stationary_and_collapsed(lemma_3_1):
 
 
 def test_same_seed_same_answer_and_batch_independence(lemma_3_1):
-    small = dict(restarts=4, steps=1500, hold_steps=1500)
-    again = gnc_jax.solve_ufm(3, 7, 4, 0.1, seed=0, **small)
+    small = UFMSettings(restarts=4, steps=1500, hold_steps=1500)
+    again = gnc_jax.solve_ufm(3, 7, 4, 0.1, seed=0, solver=small)
     batched = next(s for s in lemma_3_1 if s.n == 4 and s.tau == 0.1)
     np.testing.assert_allclose(again.log_loss, batched.log_loss, rtol=1e-12)
-    np.testing.assert_array_equal(again.W, gnc_jax.solve_ufm(3, 7, 4, 0.1, seed=0, **small).W)
+    np.testing.assert_array_equal(again.W, gnc_jax.solve_ufm(3, 7, 4, 0.1, seed=0, solver=small).W)
 
 
 def test_weight_decay_ufm_reaches_the_simplex_etf_for_k_le_d_plus_1():
     """Eq. (B.1) with K <= d + 1: the regularised UFM collapses to a simplex ETF (Zhu et al., 2021),
     and at any stationary point of a loss of W^T H plus (lambda/2)(||W||^2 + ||H||^2) the two
     Frobenius norms balance, so with n features per class ||h|| = ||w|| / sqrt(n)."""
-    s = gnc_jax.solve_ufm(4, 5, 2, 1.0, weight_decay=5e-3, seed=0, restarts=2)
+    s = gnc_jax.solve_ufm(4, 5, 2, 1.0, weight_decay=5e-3, seed=0, solver=UFMSettings(restarts=2))
     assert s.status == "stationary"
     assert np.isnan(s.log_loss)
     assert s.gnc1 < 1e-8 and metrics.nc2_etf_distance(s.W) < 1e-5
@@ -129,8 +132,7 @@ def test_weight_decay_ufm_reaches_the_simplex_etf_for_k_le_d_plus_1():
         (dict(n=0), "n must be >= 1"),
         (dict(weight_decay=-1e-3), "weight_decay"),
         (dict(d=1), "d must be >= 2"),
-        (dict(restarts=0), "restarts"),
-        (dict(bogus=1), "unknown settings"),
+        (dict(solver=dict(restarts=4)), "solver must be UFMSettings"),
         (dict(seed=None), "exactly one of key"),
     ],
 )
@@ -138,3 +140,9 @@ def test_bad_input_names_the_argument(kwargs, match):
     args = dict(d=3, K=4, n=1, tau=0.1, seed=0) | kwargs
     with pytest.raises(ValueError, match=match):
         gnc_jax.solve_ufm(**args)
+
+
+@pytest.mark.parametrize("fields, match", [({"restarts": 0}, "restarts"), ({"tau_start": -1.0}, "tau_start")])
+def test_bad_settings_name_the_field(fields, match):
+    with pytest.raises(ValueError, match=match):
+        UFMSettings(**fields)

@@ -31,7 +31,7 @@ from gnc_jax._src.driver import STATUS_NAMES, SolverSettings, axis_map, solve_pa
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem, get_problem
 from gnc_jax._src.polish import polish
-from gnc_jax._src.search import SearchSettings, search_stack, split_overrides
+from gnc_jax._src.search import SearchSettings, search_stack
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import SolutionCore, Status
 from gnc_jax._src.store import CERTIFIED
@@ -273,7 +273,17 @@ def solve(
     problem: str,
     d: int | Sequence[int],
     K: int | Sequence[int],
-    **kwargs,
+    *,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    solver: SolverSettings | None = None,
+    search: SearchSettings | None = None,
+    n: int = 1,
+    time_limit: float | None = None,
+    initial: dict | None = None,
+    progress=None,
+    release_memory: bool = False,
+    rattler_tol: float = 1e-6,
 ) -> Solution | list[Solution]:
     """Solve ``problem`` for every pair of the cross product d x K in batched, compiled calls.
 
@@ -281,7 +291,8 @@ def solve(
       problem: 'tammes' (eq. 11), 'softmax-code' (eq. 3) or 'hardmax' (eq. 5; give ``n``).
       d: an integer or a sequence of integers (>= 2 each).
       K: the same.
-      **kwargs: as for :func:`solve_pairs` (``key`` or ``seed``, ``n``, ``settings``, overrides).
+      key, seed, solver, search, n, time_limit, initial, progress, release_memory, rattler_tol: as
+        for :func:`solve_pairs`.
 
     Returns:
       A `Solution` if d and K are both integers, else a list in the order of the cross product
@@ -289,7 +300,20 @@ def solve(
     """
     ds = runner.positive_ints("d", d)
     Ks = runner.positive_ints("K", K)
-    sols = solve_pairs(problem, [(dd, kk) for dd in ds for kk in Ks], **kwargs)
+    sols = solve_pairs(
+        problem,
+        [(dd, kk) for dd in ds for kk in Ks],
+        key=key,
+        seed=seed,
+        solver=solver,
+        search=search,
+        n=n,
+        time_limit=time_limit,
+        initial=initial,
+        progress=progress,
+        release_memory=release_memory,
+        rattler_tol=rattler_tol,
+    )
     scalar = isinstance(d, (int, np.integer)) and isinstance(K, (int, np.integer))
     return sols[0] if scalar else sols
 
@@ -300,7 +324,7 @@ class _Request(NamedTuple):
     prob: Problem
     pairs: list  # (d, K) tuples
     key: jax.Array
-    settings: SolverSettings
+    solver: SolverSettings
     search: SearchSettings
     time_limit: float | None
     initial: dict  # pair index -> [configurations]
@@ -339,15 +363,14 @@ def solve_pairs(
     *,
     key: jax.Array | None = None,
     seed: int | None = None,
-    settings: SolverSettings | None = None,
-    rattler_tol: float = 1e-6,
-    n: int = 1,
+    solver: SolverSettings | None = None,
     search: SearchSettings | None = None,
+    n: int = 1,
     time_limit: float | None = None,
     initial: dict | None = None,
     progress=None,
     release_memory: bool = False,
-    **overrides,
+    rattler_tol: float = 1e-6,
 ) -> list[Solution]:
     """Solve ``problem`` for a list of (d, K) pairs, one compiled call per size bucket.
 
@@ -363,12 +386,10 @@ def solve_pairs(
         the same answer bit for bit. A pair's result depends only on the key, the pair and the
         settings, not on what else is in the batch, up to floating-point rounding (a batch of another
         size sums in another order): its certified values agree to ~1e-9.
-      settings: :class:`SolverSettings` (defaults if None); keyword ``overrides`` replace fields,
-        e.g. ``restarts=256``.
-      rattler_tol: tolerance of the rattler test.
-      n: features per class (HardMax only).
-      search: :class:`gnc_jax._src.search.SearchSettings` of the global search (defaults if None;
-        overrides ``search_<field>=...`` replace its fields, e.g. ``search_rounds=0`` turns it off).
+      solver: :class:`SolverSettings` of the annealer and the polish (defaults if None), e.g.
+        ``SolverSettings(restarts=256)``.
+      search: :class:`SearchSettings` of the global search (defaults if None), e.g.
+        ``SearchSettings(rounds=0)`` turns it off.
         Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
         (:mod:`gnc_jax._src.search`) instead of the annealer; with ``search.cross_seed`` the
         softmax-code annealer's code seeds each Tammes search, and softmax-code pairs with such K
@@ -378,6 +399,7 @@ def solve_pairs(
       time_limit: seconds per searched pair (from when its search starts; pairs searched together,
         ``search_stack``, share the clock): its search stops after the round that spends them and
         returns the best configuration so far (anytime). Ctrl-C does the same.
+      n: features per class (HardMax only).
       initial: {(d, K): configuration or list of configurations} that join the search's population
         (e.g. the softmax codes of a store, to seed the Tammes search).
       progress: a text stream (e.g. ``sys.stderr``) for the search's per-round lines, a line after
@@ -387,6 +409,7 @@ def solve_pairs(
         process's memory maps near the kernel's limit
         (:func:`gnc_jax._src.process.release_compiled_programs`; this also drops the caller's
         compiled programs, so it is off unless asked; ``gnc-jax`` asks).
+      rattler_tol: tolerance of the rattler test.
 
     Returns:
       One `Solution` per pair, in order.
@@ -398,14 +421,13 @@ def solve_pairs(
         n=n,
         key=key,
         seed=seed,
-        settings=settings,
+        solver=solver,
         search=search,
         time_limit=time_limit,
         initial=initial,
         progress=progress,
         release_memory=release_memory,
         rattler_tol=rattler_tol,
-        overrides=overrides,
     )
     candidates = _candidates(req)
     searched = _search(req, candidates)
@@ -415,7 +437,7 @@ def solve_pairs(
         if i in solved:
             return (0, i)
         dd, kk = req.pairs[i]
-        restarts = req.settings.restarts_for(dd, kk, runner.device_count())
+        restarts = req.solver.restarts_for(dd, kk, runner.device_count())
         return 1, runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), restarts
 
     def solve(bucket, members, padded):
@@ -436,7 +458,7 @@ def solve_pairs(
         ]
         if _adopt_better(req.prob, out.params, sep, dims, others):
             sep = _certify(out.params, dims, out.K_max)
-        if req.settings.lp_polish_iters:
+        if req.solver.lp_polish_iters:
             sep = _polish(req, out, sep, dims)
         return out, sep
 
@@ -457,17 +479,16 @@ def _request(
     n,
     key,
     seed,
-    settings,
+    solver,
     search,
     time_limit,
     initial,
     progress,
     release_memory,
     rattler_tol,
-    overrides,
 ) -> _Request:
-    """The arguments of :func:`solve_pairs`, validated (errors name the argument), with defaults and
-    overrides applied."""
+    """The arguments of :func:`solve_pairs`, validated (errors name the argument), with defaults
+    applied."""
     prob = get_problem(problem, n)
     pairs = list(pairs)
     if not pairs:
@@ -481,16 +502,11 @@ def _request(
     key = runner.resolve_key(key, seed)
     time_limit = runner.time_limit_seconds(time_limit)
     release_memory = runner.flag("release_memory", release_memory)
-    settings = settings or SolverSettings()
-    search = search or SearchSettings()
-    search_overrides, overrides = split_overrides(overrides)
-    if search_overrides:
-        search = search.replace(**search_overrides)
-    if overrides:
-        settings = settings.replace(**overrides)
+    solver = SolverSettings.given("solver", solver)
+    search = SearchSettings.given("search", search)
     initial = _initial_configs(initial, pairs)
     return _Request(
-        prob, pairs, key, settings, search, time_limit, initial, progress, release_memory, rattler_tol
+        prob, pairs, key, solver, search, time_limit, initial, progress, release_memory, rattler_tol
     )
 
 
@@ -506,7 +522,7 @@ def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
                 "softmax-code",
                 [req.pairs[i] for i in seeded],
                 key=req.key,
-                settings=req.settings.replace(lp_polish_iters=0, restarts=req.settings.restarts or 8),
+                solver=req.solver.replace(lp_polish_iters=0, restarts=req.solver.restarts or 8),
                 search=req.search.replace(rounds=0),
             )
             for i, code in zip(seeded, codes):
@@ -558,10 +574,10 @@ def _compiled_solve(req: _Request, bucket, members, padded) -> _Solved:
     keys = jnp.stack([req.pair_key(i) for i in padded])
     report = req.progress is not None
     fn = _bucket_solver(
-        req.prob, req.settings.replace(restarts=restarts), d_max, K_max, runner.device_count(), report
+        req.prob, req.solver.replace(restarts=restarts), d_max, K_max, runner.device_count(), report
     )
     label = f"solve {req.prob.name} (d <= {d_max}, K <= {K_max}, {len(members)} pair(s))"
-    with step_meter(req.progress, label, req.settings.schedule_steps):
+    with step_meter(req.progress, label, req.solver.schedule_steps):
         res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
     return _Solved(
         params={k: np.array(v) for k, v in params.items()},
@@ -592,7 +608,7 @@ def _adopt_better(prob: Problem, params, sep, dims, alternatives) -> bool:
 def _polish(req: _Request, out: _Solved, sep, dims):
     """The exact SLP polish of the bucket (:func:`_polish_bucket`); its status, residual and note
     replace the solver's where it ran. Returns the new certification."""
-    for slot, res in enumerate(_polish_bucket(req.prob, out.params, sep, dims, req.settings)):
+    for slot, res in enumerate(_polish_bucket(req.prob, out.params, sep, dims, req.solver)):
         if res is not None and out.statuses[slot] != Status.NONFINITE:
             out.statuses[slot], out.residual[slot] = res.status, res.residual
             out.notes[slot] = "; ".join(filter(None, (out.notes[slot], res.note)))
@@ -643,46 +659,98 @@ def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) 
     )
 
 
-def solve_tammes(d, K, **kwargs):
+def solve_tammes(
+    d: int | Sequence[int],
+    K: int | Sequence[int],
+    *,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    solver: SolverSettings | None = None,
+    search: SearchSettings | None = None,
+    time_limit: float | None = None,
+    initial: dict | None = None,
+    progress=None,
+) -> Solution | list[Solution]:
     """Tammes codes (eq. 11): K unit vectors in R^d with the largest minimum pairwise angle, for every
     pair of the cross product d x K; the global search (:mod:`gnc_jax._src.search`) for K >= 13.
 
     Args:
       d: an integer >= 2 or a sequence of them.
       K: the same.
-      **kwargs: as for :func:`solve_pairs` (``seed`` or ``key``, ``settings``, ``search``,
-        ``time_limit``, ``initial``, ``progress``, setting overrides such as ``restarts=8``).
+      key, seed, solver, search, time_limit, initial, progress: as for :func:`solve_pairs`.
 
     Returns:
       A `Solution` for integer d and K, else a list (d outer, K inner).
 
-    >>> sol = solve_tammes(3, 4, seed=0, restarts=8)  # the regular tetrahedron
+    >>> sol = solve_tammes(3, 4, seed=0, solver=SolverSettings(restarts=8))  # the regular tetrahedron
     >>> round(sol.min_angle_deg, 6), str(sol.status)
     (109.471221, 'optimal')
     """
-    return solve("tammes", d, K, **kwargs)
+    return solve(
+        "tammes",
+        d,
+        K,
+        key=key,
+        seed=seed,
+        solver=solver,
+        search=search,
+        time_limit=time_limit,
+        initial=initial,
+        progress=progress,
+    )
 
 
-def solve_softmax_code(d, K, **kwargs):
+def solve_softmax_code(
+    d: int | Sequence[int],
+    K: int | Sequence[int],
+    *,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    solver: SolverSettings | None = None,
+    search: SearchSettings | None = None,
+    time_limit: float | None = None,
+    initial: dict | None = None,
+    progress=None,
+) -> Solution | list[Solution]:
     """Softmax codes (Definition 2.1, eq. 3): K unit vectors in R^d with the largest minimum
     one-vs-rest distance to the convex hull of the others, for every pair of the cross product.
 
     Args:
       d: an integer >= 2 or a sequence of them.
       K: the same.
-      **kwargs: as for :func:`solve_tammes`.
+      key, seed, solver, search, time_limit, initial, progress: as for :func:`solve_pairs`.
 
     Returns:
       A `Solution` for integer d and K, else a list (d outer, K inner).
 
-    >>> sol = solve_softmax_code(3, 4, seed=0, restarts=8)  # the simplex: rho = K / (K - 1)
-    >>> round(sol.rho_one_vs_rest, 9), str(sol.status)
+    >>> sol = solve_softmax_code(3, 4, seed=0, solver=SolverSettings(restarts=8))  # the simplex
+    >>> round(sol.rho_one_vs_rest, 9), str(sol.status)  # rho = K / (K - 1)
     (1.333333333, 'optimal')
     """
-    return solve("softmax-code", d, K, **kwargs)
+    return solve(
+        "softmax-code",
+        d,
+        K,
+        key=key,
+        seed=seed,
+        solver=solver,
+        search=search,
+        time_limit=time_limit,
+        initial=initial,
+        progress=progress,
+    )
 
 
-def solve_hardmax(d, K, n: int = 1, **kwargs):
+def solve_hardmax(
+    d: int | Sequence[int],
+    K: int | Sequence[int],
+    n: int = 1,
+    *,
+    key: jax.Array | None = None,
+    seed: int | None = None,
+    solver: SolverSettings | None = None,
+    progress=None,
+) -> Solution | list[Solution]:
     """The HardMax problem (5): classifiers W and n features per class H, whose optimal W is a softmax
     code (Theorem 3.2); the solution carries H with its GNC1 and GNC3 (eqs. 6, 8).
 
@@ -690,13 +758,13 @@ def solve_hardmax(d, K, n: int = 1, **kwargs):
       d: an integer >= 2 or a sequence of them.
       K: the same.
       n: features per class (>= 1).
-      **kwargs: as for :func:`solve_tammes`.
+      key, seed, solver, progress: as for :func:`solve_pairs`.
 
     Returns:
       A `Solution` (with ``H`` of shape (d, n K), class-major) for integer d and K, else a list.
 
-    >>> sol = solve_hardmax(2, 3, n=2, seed=0, restarts=8)
+    >>> sol = solve_hardmax(2, 3, n=2, seed=0, solver=SolverSettings(restarts=8))
     >>> round(sol.rho_one_vs_rest, 9), str(sol.status), sol.H.shape, round(sol.gnc1, 9)
     (1.5, 'optimal', (2, 6), 0.0)
     """
-    return solve("hardmax", d, K, n=n, **kwargs)
+    return solve("hardmax", d, K, key=key, seed=seed, solver=solver, n=n, progress=progress)

@@ -161,10 +161,10 @@ def _search_arguments(parser) -> None:
 _FAMILY_OPTIONS = ("n", "tau", "weight_decay", "counts", "lambda_w", "lambda_h", "time_limit")
 
 
-def _check_applicable(args, overrides) -> None:
+def _check_applicable(args, options) -> None:
     """The one check of which options apply to the problem (from :mod:`gnc_jax._src.registry`)."""
     given = [o for o in _FAMILY_OPTIONS if getattr(args, o, None) is not None]
-    given += [o for o in ("hop_rounds", *registry.SEARCH_SETTINGS) if o in overrides]
+    given += [o for o in ("hop_rounds", *registry.SEARCH_SETTINGS) if o in options]
     try:
         registry.check_options(args.problem, given, spell=lambda o: "--" + o.replace("_", "-"))
     except InvalidArgument as e:
@@ -428,7 +428,7 @@ def _feature_options(args) -> tuple[list[int], list[float] | None, float]:
     return ns, taus, lam
 
 
-def _feature_rows(args, ds, Ks, ns, taus, lam, overrides):
+def _feature_rows(args, ds, Ks, ns, taus, lam, settings):
     """HardMax (eq. 5) and UFM (eq. 2 / B.1) solutions with their rows and file stems."""
     import gnc_jax
 
@@ -437,11 +437,11 @@ def _feature_rows(args, ds, Ks, ns, taus, lam, overrides):
         sols = [
             s
             for n in ns
-            for s in gnc_jax.solve("hardmax", ds, Ks, n=n, seed=args.seed, progress=progress, **overrides)
+            for s in gnc_jax.solve("hardmax", ds, Ks, n=n, seed=args.seed, progress=progress, **settings)
         ]
         return [(s, s.summary() | {"tau": None}, f"hardmax_d{s.d}_K{s.K}_n{s.n}") for s in sols]
     sols = gnc_jax.solve_ufm(
-        ds, Ks, ns, taus, weight_decay=lam, seed=args.seed, progress=progress, **overrides
+        ds, Ks, ns, taus, weight_decay=lam, seed=args.seed, progress=progress, **settings
     )
     return [(s, s.summary(), f"ufm_d{s.d}_K{s.K}_n{s.n}_tau{s.tau:g}") for s in sols]
 
@@ -453,7 +453,7 @@ def _single_int(text: str, name: str, minimum: int) -> int:
     return values[0]
 
 
-def cmd_solve_imbalanced(args, overrides) -> int:
+def cmd_solve_imbalanced(args, options) -> int:
     """`solve ufm-imbalanced`: solver values beside the closed form, per instance and per class."""
     import numpy as np
 
@@ -471,14 +471,14 @@ def cmd_solve_imbalanced(args, overrides) -> int:
     lws, lhs = parse_float_list(args.lambda_w, "lambda-w"), parse_float_list(args.lambda_h, "lambda-h")
     if args.save:
         _prepare_dir(args.save)
-    steps = overrides.pop("steps", None)
-    if steps is not None:  # --steps N: N continuation steps and N at the full regularisers
-        overrides |= {"steps": steps, "hold_steps": steps}
+    if "steps" in options:  # --steps N: N continuation steps and N at the full regularisers
+        options = options | {"hold_steps": options["steps"]}
+    settings = settings_from_options("ufm-imbalanced", options)
     print(
         f"gnc-jax: solving ufm-imbalanced for {len(profiles) * len(lws) * len(lhs)} instance(s)...",
         file=sys.stderr,
     )
-    sols = solve_ufm_imbalanced(profiles, d, lws, lhs, seed=args.seed, **overrides)
+    sols = solve_ufm_imbalanced(profiles, d, lws, lhs, seed=args.seed, **settings)
     for s in sols:
         row = s.summary()
         if args.format == "json":
@@ -525,10 +525,34 @@ def print_imbalanced(row: dict, file=None) -> None:
         )
 
 
-def _solver_overrides(args) -> dict:
-    """The solver settings given on the command line (--restarts, --steps, --hop-rounds, --dtype)."""
+def _solver_options(args) -> dict:
+    """The solver settings given on the command line (--restarts, --steps, --hop-rounds, --dtype,
+    --search-*)."""
     names = ("restarts", "steps", "hop_rounds", "dtype", *registry.SEARCH_SETTINGS)
     return {k: getattr(args, k) for k in names if getattr(args, k) is not None}
+
+
+def settings_from_options(problem: str, options: dict) -> dict:
+    """The settings objects of the command line's solver options, as keywords of the problem's
+    solver: ``solver`` (the family's settings type) and, where the family takes the search options,
+    ``search``. ``search_<field>`` sets the search's field and the others the solver's; ``restarts``
+    also sets the search's population unless ``search_population`` is given (one restart axis,
+    whichever solver a pair gets). Bad values are refused by name.
+
+    >>> settings_from_options("tammes", {"restarts": 8, "search_rounds": 0})["search"].population
+    8
+    """
+    from gnc_jax._src.search import SearchSettings
+
+    family = registry.family(problem)
+    search = {k.removeprefix("search_"): v for k, v in options.items() if k.startswith("search_")}
+    solver = {k: v for k, v in options.items() if not k.startswith("search_")}
+    settings = {"solver": family.settings_type()(**solver)}
+    if set(registry.SEARCH_SETTINGS) <= family.options:
+        if (solver.get("restarts") or 0) > 0:
+            search.setdefault("population", solver["restarts"])
+        settings["search"] = SearchSettings(**search)
+    return settings
 
 
 def cmd_solve(args) -> int:
@@ -536,10 +560,11 @@ def cmd_solve(args) -> int:
 
     import gnc_jax
 
-    overrides = _solver_overrides(args)
-    _check_applicable(args, overrides)
+    options = _solver_options(args)
+    _check_applicable(args, options)
     if args.problem == "ufm-imbalanced":
-        return cmd_solve_imbalanced(args, overrides)
+        return cmd_solve_imbalanced(args, options)
+    settings = settings_from_options(args.problem, options)
     ds = parse_int_spec(args.d, "d")
     Ks = parse_int_spec(args.K, "K")
     if args.save:
@@ -547,7 +572,7 @@ def cmd_solve(args) -> int:
     ns, taus, lam = _feature_options(args)
     print(f"gnc-jax: solving {args.problem} for {len(ds) * len(Ks)} (d, K) pair(s)...", file=sys.stderr)
     if args.problem in ("hardmax", "ufm"):
-        results = _feature_rows(args, ds, Ks, ns, taus, lam, overrides)
+        results = _feature_rows(args, ds, Ks, ns, taus, lam, settings)
         if args.format == "json":
             _print_json_lines(row for _, row, _ in results)
         else:
@@ -565,7 +590,7 @@ def cmd_solve(args) -> int:
         time_limit=args.time_limit,
         progress=None if args.quiet else sys.stderr,
         release_memory=True,
-        **overrides,
+        **settings,
     )
     rows = [_row(s) for s in sols]
     if args.format == "json":
@@ -672,8 +697,9 @@ def cmd_demo(args) -> int:
 def cmd_sweep(args) -> int:
     from gnc_jax._src.sweep import sweep
 
-    overrides = _solver_overrides(args)
-    _check_applicable(args, overrides)
+    options = _solver_options(args)
+    _check_applicable(args, options)
+    settings = settings_from_options(args.problem, options)
     ds, Ks = parse_int_spec(args.d, "d"), parse_int_spec(args.K, "K")
     ns = parse_int_spec(args.n, "n", minimum=1) if args.n is not None else None
     taus = parse_float_list(args.tau, "tau") if args.tau is not None else None
@@ -716,7 +742,7 @@ def cmd_sweep(args) -> int:
         process_count=count,
         progress=None if args.quiet else sys.stderr,
         release_memory=True,
-        **overrides,
+        **settings,
     )
     print(
         f"gnc-jax: {rep.path}: {rep.solved} solved, {rep.skipped} already there, {rep.total} in this "

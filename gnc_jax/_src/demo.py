@@ -9,18 +9,18 @@ import sys
 import time
 
 from gnc_jax._src import batch, theory
+from gnc_jax._src.driver import SolverSettings
 
 DEMO_DS = (2, 3, 4)
 DEMO_KS = tuple(range(3, 13))
-DEMO_SETTINGS = dict(restarts=32, hop_rounds=2)
+DEMO_SETTINGS = SolverSettings(restarts=32, hop_rounds=2)
 
 
-def run(out_dir: str, seed: int = 0, ds=DEMO_DS, Ks=DEMO_KS, settings=None) -> list[dict]:
-    settings = DEMO_SETTINGS if settings is None else settings
+def run(out_dir: str, seed: int = 0, ds=DEMO_DS, Ks=DEMO_KS, solver=DEMO_SETTINGS) -> list[dict]:
     t0 = time.perf_counter()
     print(f"gnc-jax demo: d in {list(ds)}, K in {Ks[0]}..{Ks[-1]}, both problems", file=sys.stderr)
-    sc = batch.solve("softmax-code", list(ds), list(Ks), seed=seed, **settings)
-    tm = batch.solve("tammes", list(ds), list(Ks), seed=seed, **settings)
+    sc = batch.solve("softmax-code", list(ds), list(Ks), seed=seed, solver=solver)
+    tm = batch.solve("tammes", list(ds), list(Ks), seed=seed, solver=solver)
     rows = []
     for a, b in zip(sc, tm):
         cf = theory.softmax_code_closed_form(a.d, a.K)

@@ -54,6 +54,16 @@ STATUS_NAMES = {
 class ValidatedSettings:
     """Shared checks and ``replace`` of the frozen settings dataclasses (errors name the field)."""
 
+    @classmethod
+    def given(cls, name: str, value):
+        """``value`` if it is one of these settings, the defaults if None; else an error naming the
+        argument ``name`` (a solver's ``solver=`` or ``search=``)."""
+        if value is None:
+            return cls()
+        if not isinstance(value, cls):
+            raise InvalidArgument(f"{name} must be {cls.__name__} or None, got {type(value).__name__}")
+        return value
+
     def _require_ints(self, names, minimum: int) -> None:
         for name in names:
             v = getattr(self, name)
@@ -89,9 +99,8 @@ class SolverSettings(ValidatedSettings):
 
     Attributes:
       restarts: independent random starts per (d, K) pair (the population of basin hopping); 0
-        (the default) sizes it by the pair (:meth:`restarts_for`). Given as a keyword override, it
-        also sets the global search's population (:func:`gnc_jax._src.search.split_overrides`). On
-        an accelerator that is where ``restarts=4096`` buys quality (docs/results.md).
+        (the default) sizes it by the pair (:meth:`restarts_for`). The global search has its own,
+        ``SearchSettings.population``.
       steps: steps of the main continuation.
       t_start, t_end: temperatures of the main continuation (geometric schedule).
       learning_rate: Adam step per unit temperature (step size = learning_rate * t).

@@ -91,8 +91,7 @@ class SearchSettings(ValidatedSettings):
 
     Attributes:
       population: configurations searched in parallel (the restart axis); 0 sizes it to the device
-        (:func:`default_population`; the solvers' ``restarts`` keyword sets it too unless
-        ``search_population`` is given, :func:`split_overrides`).
+        (:func:`default_population`).
       work_per_member: the work budget, in member-steps (:func:`newton_step_cost`) per member of the
         population and per sqrt(K): the search spends at most ``population * work_per_member * sqrt(K)``
         (a larger code takes more rounds to settle).
@@ -251,18 +250,6 @@ class SearchResult(NamedTuple):
 def angle_deg(chord: float) -> float:
     """The angle 2 asin(chord / 2) in degrees (the convention of :mod:`gnc_jax._src.geometry`)."""
     return float(np.degrees(2 * np.arcsin(min(chord / 2, 1.0))))
-
-
-def split_overrides(overrides: dict) -> tuple[dict, dict]:
-    """Keyword overrides split into :class:`SearchSettings` fields (given as ``search_<field>``) and
-    the rest (solver settings). Given ``restarts`` (> 0) also set the search's ``population`` unless
-    ``search_population`` is given: one restart axis, whichever solver a pair gets."""
-    search = {k[len("search_") :]: v for k, v in overrides.items() if k.startswith("search_")}
-    rest = {k: v for k, v in overrides.items() if not k.startswith("search_")}
-    restarts = rest.get("restarts")
-    if isinstance(restarts, int) and not isinstance(restarts, bool) and restarts > 0:
-        search.setdefault("population", restarts)  # a bad value is refused by name by SolverSettings
-    return search, rest
 
 
 def _chords2(X, col):

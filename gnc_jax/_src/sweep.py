@@ -36,7 +36,7 @@ from gnc_jax._src import batch, registry, runner, store
 from gnc_jax._src.process import float64, release_compiled_programs
 from gnc_jax._src.driver import SolverSettings
 from gnc_jax._src.errors import InvalidArgument
-from gnc_jax._src.search import SearchSettings, split_overrides
+from gnc_jax._src.search import SearchSettings
 from gnc_jax._src.ufm import UFMSettings, solve_ufm_instances
 
 PROBLEMS = registry.STORED
@@ -80,14 +80,6 @@ def device_description() -> str:
     return f"{jax.default_backend()}:{len(devs)}x{devs[0].device_kind}"
 
 
-def _settings(problem: str, overrides: dict):
-    """The solver settings and, for the arrangement problems, the search settings (``search_*``)."""
-    if problem == "ufm":
-        return UFMSettings().replace(**overrides), None
-    search, rest = split_overrides(overrides)
-    return SolverSettings().replace(**rest), SearchSettings().replace(**search)
-
-
 def _first_done(pending: set[Future]) -> tuple[set[Future], set[Future]]:
     """(finished, still pending) once at least one of ``pending`` has finished, waiting in short
     steps so that Ctrl-C reaches the main thread at once."""
@@ -104,20 +96,20 @@ def default_batch_size() -> int:
     return 1 if jax.default_backend() == "cpu" else 32
 
 
-def _solve(instances: list[Instance], seed: int, settings, weight_decay: float, search=None) -> list:
+def _solve(instances: list[Instance], seed: int, solver, weight_decay: float, search=None) -> list:
     problem = instances[0].problem
     if problem == "ufm":
         return solve_ufm_instances(
             [(i.d, i.K, i.n, i.tau) for i in instances],
             weight_decay=weight_decay,
             seed=seed,
-            settings=settings,
+            solver=solver,
         )
     return batch.solve_pairs(
         problem,
         [(i.d, i.K) for i in instances],
         seed=seed,
-        settings=settings,
+        solver=solver,
         n=instances[0].n or 1,
         search=search,
     )
@@ -184,7 +176,9 @@ class SweepReport:
 
 
 @float64
-def _check_sweep(problem, seed, batch_size, workers, process_index, process_count, weight_decay, overrides):
+def _check_sweep(
+    problem, seed, batch_size, workers, process_index, process_count, weight_decay, solver, search
+):
     """The sweep's arguments checked (errors name the argument): its solver and search settings and
     its batch size (None: :func:`default_batch_size`, at least the search's ``stack``, since pairs
     searched together must be in one call)."""
@@ -198,7 +192,12 @@ def _check_sweep(problem, seed, batch_size, workers, process_index, process_coun
         )
     if problem != "ufm" and weight_decay:
         raise InvalidArgument("weight_decay applies to the ufm problem only")
-    settings, search = _settings(problem, overrides)
+    if problem == "ufm":
+        if search is not None:
+            raise InvalidArgument("search applies to the tammes, softmax-code and hardmax problems only")
+        settings = UFMSettings.given("solver", solver)
+    else:
+        settings, search = SolverSettings.given("solver", solver), SearchSettings.given("search", search)
     if batch_size is None:
         batch_size = max(default_batch_size(), search.stack if search is not None else 1)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -259,7 +258,8 @@ def sweep(
     process_count: int = 1,
     progress=sys.stderr,
     release_memory: bool = False,
-    **overrides,
+    solver: SolverSettings | UFMSettings | None = None,
+    search: SearchSettings | None = None,
 ) -> SweepReport:
     """Solve every instance of the grid not yet in the store ``out`` and append its row.
 
@@ -282,12 +282,13 @@ def sweep(
       progress: a file for the progress lines (None: silent).
       release_memory: drop JAX's compilation caches after a finished batch when the process's memory
         maps near the kernel's limit (as :func:`gnc_jax.solve_pairs`); ``gnc-jax sweep`` asks.
-      **overrides: solver settings (:class:`SolverSettings`, or :class:`UFMSettings` for ufm).
+      solver: :class:`SolverSettings`, or :class:`UFMSettings` for ufm (defaults if None).
+      search: :class:`SearchSettings` of the arrangement problems' global search (defaults if None).
     """
     # Long because its Args document every keyword; the body is the store's resume logic.
     instances = grid(problem, ds, Ks, ns, taus)
     settings, search, batch_size = _check_sweep(
-        problem, seed, batch_size, workers, process_index, process_count, weight_decay, overrides
+        problem, seed, batch_size, workers, process_index, process_count, weight_decay, solver, search
     )
     release_memory = runner.flag("release_memory", release_memory)
     searched = {"search": dataclasses.asdict(search)} if search is not None else {}

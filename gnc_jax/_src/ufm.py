@@ -200,9 +200,8 @@ def solve_ufm(
     weight_decay: float = 0.0,
     key: jax.Array | None = None,
     seed: int | None = None,
-    settings: UFMSettings | None = None,
+    solver: UFMSettings | None = None,
     progress=None,
-    **overrides,
 ) -> UFMSolution | list[UFMSolution]:
     """Solve the UFM for every instance of the grid d x K x n x tau (one compiled call per bucket).
 
@@ -214,7 +213,7 @@ def solve_ufm(
       weight_decay: lambda >= 0 of eq. (B.1); 0 solves the spherical UFM of eq. (2).
       key: a ``jax.random`` key, or
       seed: an int (exactly one of the two); a seed fully determines the result.
-      settings: :class:`UFMSettings`; keyword ``overrides`` replace fields.
+      solver: :class:`UFMSettings` (defaults if None), e.g. ``UFMSettings(restarts=8)``.
       progress: a text stream (e.g. ``sys.stderr``) for a line after each bucket and, while a
         bucket's compiled solve runs longer than 10 s, a line every 10 s (steps done, ETA); or None.
 
@@ -232,9 +231,8 @@ def solve_ufm(
         weight_decay=weight_decay,
         key=key,
         seed=seed,
-        settings=settings,
+        solver=solver,
         progress=progress,
-        **overrides,
     )
     scalar = all(np.ndim(v) == 0 for v in (d, K, n, tau))
     return out[0] if scalar else out
@@ -247,9 +245,8 @@ def solve_ufm_instances(
     weight_decay: float = 0.0,
     key: jax.Array | None = None,
     seed: int | None = None,
-    settings: UFMSettings | None = None,
+    solver: UFMSettings | None = None,
     progress=None,
-    **overrides,
 ) -> list[UFMSolution]:
     """Solve the UFM for a list of (d, K, n, tau) instances (one compiled call per bucket); see
     :func:`solve_ufm`. An instance's result depends on the key, the instance and the settings only."""
@@ -266,7 +263,7 @@ def solve_ufm_instances(
         grid.append((dd, kk, nn, tt))
     (lam,) = runner.positive_floats("weight_decay", weight_decay, allow_zero=True)
     key = runner.resolve_key(key, seed)
-    settings = (settings or UFMSettings()).replace(**overrides)
+    settings = UFMSettings.given("solver", solver)
     n_dev = runner.device_count()
     settings = settings.replace(restarts=runner.round_to_devices(settings.restarts, n_dev))
 

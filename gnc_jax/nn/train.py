@@ -23,7 +23,7 @@ from flax import nnx
 
 from gnc_jax._src import metrics
 from gnc_jax._src.process import float64
-from gnc_jax._src.driver import ValidatedSettings
+from gnc_jax._src.driver import SolverSettings, ValidatedSettings
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax.nn.data import Dataset
 from gnc_jax.nn.modules import (
@@ -202,12 +202,21 @@ def epoch_metrics(model: Network, data: Dataset, rho_hat: float | None = None) -
 
 @float64
 @functools.cache
-def reference_rho(d: int, K: int) -> float:
-    """rho-hat(d, K): certified margin of the best softmax code the core solver finds (seed 0): a lower
-    bound on rho*(d, K), equal to it where Theorem 3.3 gives rho*."""
+def reference_solution(d: int, K: int):
+    """The best softmax code the core solver finds in a short run (seed 0, 16 restarts), cached:
+    the classifier of the fixed-classifier networks and the margin their features are judged by."""
     from gnc_jax._src.batch import solve_softmax_code
+    from gnc_jax._src.search import SearchSettings
 
-    return solve_softmax_code(d, K, seed=0, restarts=16, hop_rounds=2).rho_one_vs_rest
+    return solve_softmax_code(
+        d, K, seed=0, solver=SolverSettings(restarts=16, hop_rounds=2), search=SearchSettings(population=16)
+    )
+
+
+def reference_rho(d: int, K: int) -> float:
+    """rho-hat(d, K): certified margin of :func:`reference_solution`, a lower bound on rho*(d, K),
+    equal to it where Theorem 3.3 gives rho*."""
+    return reference_solution(d, K).rho_one_vs_rest
 
 
 @float64

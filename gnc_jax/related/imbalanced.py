@@ -546,8 +546,7 @@ def solve_ufm_imbalanced(
     *,
     key: jax.Array | None = None,
     seed: int | None = None,
-    settings: ImbalancedSettings | None = None,
-    **overrides,
+    solver: ImbalancedSettings | None = None,
 ) -> ImbalancedSolution | list[ImbalancedSolution]:
     """Solve problem (4) for every (profile, lambda_W, lambda_H) of a grid in one compiled call.
 
@@ -561,7 +560,7 @@ def solve_ufm_imbalanced(
       lambda_h: weight decay(s) of H, the same.
       key: a ``jax.random`` key, or
       seed: an int (exactly one of the two); a seed fully determines the result.
-      settings: :class:`ImbalancedSettings`; keyword ``overrides`` replace fields.
+      solver: :class:`ImbalancedSettings` (defaults if None).
 
     Returns:
       An `ImbalancedSolution` for one profile and scalar lambdas, else a list in grid order
@@ -573,7 +572,7 @@ def solve_ufm_imbalanced(
     lws = runner.positive_floats("lambda_w", lambda_w)
     lhs = runner.positive_floats("lambda_h", lambda_h)
     key = runner.resolve_key(key, seed)
-    settings = (settings or ImbalancedSettings()).replace(**overrides)
+    settings = ImbalancedSettings.given("solver", solver)
     n_dev = runner.device_count()
     settings = settings.replace(restarts=runner.round_to_devices(settings.restarts, n_dev))
     K = len(profiles[0])
