@@ -2,6 +2,7 @@
 run as a doctest."""
 
 import doctest
+import inspect
 import importlib
 import pkgutil
 import re
@@ -45,3 +46,57 @@ def test_docstring_examples_run(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
+
+
+NAMESPACES = ("gnc_jax", "gnc_jax.metrics", "gnc_jax.theory", "gnc_jax.store", "gnc_jax.plots", "gnc_jax.nn")
+NAMESPACES += ("gnc_jax.related",)
+
+
+def docstring_gaps(obj) -> list[str]:
+    """What a public function's or class's docstring lacks: a summary, Args (if it takes any),
+    Returns (if it returns something), Attributes or Args (a class)."""
+    doc = inspect.getdoc(obj) or ""
+    if not doc.strip():
+        return ["no docstring"]
+    gaps = []
+    if inspect.isclass(obj):
+        if not issubclass(obj, Exception) and not re.search(r"^(Attributes|Args):$", doc, re.M):
+            gaps.append("no Attributes or Args")
+    elif inspect.isfunction(obj):
+        sig = inspect.signature(obj)
+        if sig.parameters and "Args:" not in doc:
+            gaps.append("no Args")
+        if sig.return_annotation not in (None, "None") and "Returns:" not in doc:
+            gaps.append("no Returns")
+    return gaps
+
+
+def test_every_public_function_and_class_documents_its_arguments_and_result():
+    gaps = {}
+    for name in NAMESPACES:
+        module = importlib.import_module(name)
+        for attr in module.__all__:
+            obj = getattr(module, attr)
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and docstring_gaps(obj):
+                gaps[f"{name}.{attr}"] = docstring_gaps(obj)
+    assert not gaps, gaps
+
+
+def test_the_docstring_check_can_fail():
+    def bare(x):
+        """Only a summary."""
+        return x
+
+    def documented(x: int) -> int:
+        """Twice x.
+
+        Args:
+          x: a number.
+
+        Returns:
+          2 x.
+        """
+        return 2 * x
+
+    assert docstring_gaps(bare) == ["no Args", "no Returns"]
+    assert docstring_gaps(documented) == []

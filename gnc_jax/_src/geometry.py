@@ -70,18 +70,31 @@ def nearest_chords_masked(W, col_mask):
 
 
 class Separation(NamedTuple):
-    """Certified separation of one configuration (all float64)."""
+    """The certified separation of one configuration (all float64), from :func:`separation`.
 
-    min_angle_deg: jax.Array  # minimum pairwise angle, degrees, 2 asin(chord / 2)
-    max_cos: jax.Array  # maximum pairwise cosine
-    rho_one_vs_one: jax.Array  # Tammes margin, eq. (11): minimum chord
-    nearest_chords: jax.Array  # (K,) chord from each point to its nearest neighbour
-    distances: jax.Array  # (K,) one-vs-rest distances dist(w_k, conv{w_j : j != k}) (upper bounds)
-    rho_one_vs_rest: jax.Array  # softmax-code margin, eq. (3) (an upper bound, exact if the gap is ~0)
-    weights: jax.Array  # (K, K) optimal convex weights; row k projects w_k onto conv of the rest
-    certificate_gap: jax.Array  # max_k Frank-Wolfe gap of the K QPs (squared-distance units)
-    lower_bounds: jax.Array  # (K,) certified lower bounds on the distances
-    rho_lower: jax.Array  # certified lower bound on rho_one-vs-rest: it lies in [rho_lower, rho]
+    Attributes:
+      min_angle_deg: minimum pairwise angle in degrees, 2 asin(chord / 2).
+      max_cos: maximum pairwise cosine.
+      rho_one_vs_one: the Tammes margin of eq. (11), the minimum chord.
+      nearest_chords: (K,) chord from each point to its nearest neighbour.
+      distances: (K,) one-vs-rest distances dist(w_k, conv{w_j : j != k}) (upper bounds).
+      rho_one_vs_rest: the softmax-code margin of eq. (3) (an upper bound; exact where the gap is ~0).
+      weights: (K, K) optimal convex weights; row k projects w_k onto the hull of the rest.
+      certificate_gap: the largest Frank-Wolfe gap of the K QPs (squared-distance units).
+      lower_bounds: (K,) certified lower bounds on the distances.
+      rho_lower: certified lower bound: rho_one_vs_rest lies in [rho_lower, rho_one_vs_rest].
+    """
+
+    min_angle_deg: jax.Array
+    max_cos: jax.Array
+    rho_one_vs_one: jax.Array
+    nearest_chords: jax.Array
+    distances: jax.Array
+    rho_one_vs_rest: jax.Array
+    weights: jax.Array
+    certificate_gap: jax.Array
+    lower_bounds: jax.Array
+    rho_lower: jax.Array
 
 
 def separation_masked(W, col_mask) -> Separation:
@@ -307,6 +320,14 @@ def rattlers(W, tol: float = 1e-6, problem: str = "softmax-code") -> np.ndarray:
     one-vs-rest distance exceeds rho_one-vs-rest by more than ``tol``; for a Tammes code
     (``problem='tammes'``) the points whose nearest neighbour is farther than the minimum chord by
     more than ``tol``.
+
+    Args:
+      W: (d, K) configuration; columns are normalised to the sphere.
+      tol: the margin a point's own value must exceed the minimum by.
+      problem: 'softmax-code' or 'tammes'.
+
+    Returns:
+      The rattlers' indices (sorted).
 
     >>> import numpy as np
     >>> W = np.array([[1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, -1.0]])  # the square: no rattler

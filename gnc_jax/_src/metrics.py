@@ -24,7 +24,18 @@ PINV_RTOL = 1e-12
 
 
 def class_major_labels(K: int, n: int) -> np.ndarray:
-    """Labels of the UFM layout: n features per class, class-major (k n .. k n + n - 1 are class k)."""
+    """Labels of the UFM layout: n features per class, class-major (k n .. k n + n - 1 are class k).
+
+    Args:
+      K: number of classes.
+      n: features per class.
+
+    Returns:
+      (n K,) integer labels.
+
+    >>> class_major_labels(3, 2).tolist()
+    [0, 0, 1, 1, 2, 2]
+    """
     return np.repeat(np.arange(K), n)
 
 
@@ -51,7 +62,19 @@ def _features(H, labels, K=None):
 
 
 def class_means(H, labels, K: int | None = None) -> np.ndarray:
-    """(d, K) class means of the features."""
+    """The class means mean_k = (1 / n_k) sum_{i: y_i = k} h_i of the features (Section 2.2).
+
+    Args:
+      H: (d, N) features, one per column.
+      labels: (N,) integer labels in [0, K).
+      K: number of classes (default: the largest label + 1); every class needs a feature.
+
+    Returns:
+      (d, K) float64 class means.
+
+    >>> class_means([[1.0, 3.0, 5.0]], [0, 0, 1]).tolist()
+    [[2.0, 5.0]]
+    """
     H, y, K, counts = _features(H, labels, K)
     sums = np.zeros((H.shape[0], K))
     np.add.at(sums.T, y, H.T)
@@ -59,12 +82,24 @@ def class_means(H, labels, K: int | None = None) -> np.ndarray:
 
 
 def gnc1(H, labels, centred: bool = False, K: int | None = None) -> float:
-    """tr(Sigma_W Sigma_B^+) / K. Default: the paper's uncentred Sigma_B (Section 2.2); ``centred``
-    subtracts the global mean of the class means first (Papyan et al., 2020).
+    """GNC1 = tr(Sigma_W Sigma_B^+) / K, the within-class variability collapse (Section 2.2, eq. 6).
 
-    The pseudo-inverse drops eigenvalues of Sigma_B below ``PINV_RTOL`` times the largest: when the
-    class means span fewer than d dimensions (K <= d), Sigma_B's null eigenvalues are float64
-    round-off (~1e-16 relative), and inverting them would turn round-off in Sigma_W into O(1)."""
+    Sigma_B^+ drops eigenvalues below ``PINV_RTOL`` times the largest: when the class means span
+    fewer than d dimensions their null eigenvalues are round-off, which must not be inverted.
+
+    Args:
+      H: (d, N) features.
+      labels: (N,) integer labels in [0, K).
+      centred: False for the paper's uncentred Sigma_B; True subtracts the global mean of the class
+        means first (Papyan et al., 2020).
+      K: number of classes (default: the largest label + 1).
+
+    Returns:
+      GNC1 (0 when every feature equals its class mean).
+
+    >>> gnc1([[1.0, 1.0, -1.0, -1.0]], [0, 0, 1, 1])
+    0.0
+    """
     H, y, K, _ = _features(H, labels, K)
     M = class_means(H, y, K)
     R = H - M[:, y]
@@ -75,7 +110,18 @@ def gnc1(H, labels, centred: bool = False, K: int | None = None) -> float:
 
 
 def gnc2(W) -> float:
-    """rho_one-vs-rest(W), eq. (3); W is normalised column-wise first (so it applies to weight decay)."""
+    """GNC2: the one-vs-rest margin rho_one-vs-rest(W) of eq. (3), which the classifier of a collapsed
+    network maximises (a softmax code, Theorem 3.2).
+
+    Args:
+      W: (d, K) classifier; its columns are normalised first (so it applies to weight decay too).
+
+    Returns:
+      The certified margin (float64, :func:`gnc_jax.softmax_code_margin`).
+
+    >>> round(gnc2([[2.0, -1.0], [0.0, 0.0]]), 12)  # two antipodal classes: the distance 2
+    2.0
+    """
     return geometry.softmax_code_margin(geometry.validate_configuration(W))
 
 
@@ -88,13 +134,37 @@ def _check_pair(W, H, labels):
 
 
 def gnc3(W, H, labels) -> float:
-    """mean_k (1 - <w_k, mean_k>): 0 when every class mean equals its classifier (self-duality)."""
+    """GNC3 = mean_k (1 - <w_k, mean_k>), the self-duality of classifiers and class means (eq. 8).
+
+    Args:
+      W: (d, K) classifier.
+      H: (d, N) features.
+      labels: (N,) integer labels in [0, K).
+
+    Returns:
+      GNC3 (0 when every class mean equals its unit classifier).
+
+    >>> gnc3([[1.0, -1.0], [0.0, 0.0]], [[1.0, -1.0], [0.0, 0.0]], [0, 1])
+    0.0
+    """
     W, H, y, K = _check_pair(W, H, labels)
     return float(np.mean(1.0 - np.sum(W * class_means(H, y, K), axis=0)))
 
 
 def ncc_accuracy(H, labels, means=None) -> float:
-    """Accuracy of the nearest-class-centre classifier (the training class means unless given)."""
+    """Accuracy of the nearest-class-centre classifier argmin_k ||h - mean_k|| (Papyan et al., 2020).
+
+    Args:
+      H: (d, N) features.
+      labels: (N,) integer labels.
+      means: (d, K) centres (default: the class means of H).
+
+    Returns:
+      The fraction of features whose nearest centre is their class's.
+
+    >>> ncc_accuracy([[1.0, 2.0, -1.0]], [0, 0, 1])
+    1.0
+    """
     H, y, K, _ = _features(H, labels)
     M = class_means(H, y, K) if means is None else np.asarray(means, dtype=np.float64)
     if M.ndim != 2 or M.shape[0] != H.shape[0]:
@@ -104,8 +174,18 @@ def ncc_accuracy(H, labels, means=None) -> float:
 
 
 def nc2_etf_distance(W) -> float:
-    """|| G / ||G||_F - E / ||E||_F ||_F with G = W^T W and E the simplex ETF Gram I - 11^T / K
-    (classical NC2, K <= d + 1 only, where the softmax code is the simplex ETF, Theorem 3.3)."""
+    """Classical NC2: || G / ||G||_F - E / ||E||_F ||_F with G = W^T W and E = I - 11^T / K, the
+    simplex ETF's Gram matrix (defined for K <= d + 1, where the softmax code is the ETF, Theorem 3.3).
+
+    Args:
+      W: (d, K) classifier, K <= d + 1.
+
+    Returns:
+      The distance (0 at a simplex ETF, up to scale).
+
+    >>> round(nc2_etf_distance([[1.0, -1.0], [0.0, 0.0]]), 12)
+    0.0
+    """
     W = geometry.validate_configuration(W, name="W", unit=False)
     d, K = W.shape
     if d + 1 < K:
@@ -116,7 +196,17 @@ def nc2_etf_distance(W) -> float:
 
 
 def collapse_report(W, H, labels) -> dict:
-    """GNC1 (paper's and centred), GNC2, GNC3, NCC accuracy and, for K <= d + 1, NC2."""
+    """Every collapse measure of a network's (W, H): GNC1 (eq. 6, the paper's and centred), GNC2
+    (eq. 3), GNC3 (eq. 8), NCC accuracy and, for K <= d + 1, NC2.
+
+    Args:
+      W: (d, K) classifier.
+      H: (d, N) features.
+      labels: (N,) integer labels in [0, K).
+
+    Returns:
+      A dict with keys gnc1, gnc1_centred, gnc2, gnc3, ncc_accuracy and (K <= d + 1) nc2.
+    """
     W, H, y, K = _check_pair(W, H, labels)
     out = {
         "gnc1": gnc1(H, y, K=K),

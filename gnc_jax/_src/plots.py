@@ -22,9 +22,17 @@ def _by_d(rows, problem):
 
 
 def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = False) -> list[Path]:
-    """Write the pictures of the best rows (``store.best``) of ``rows`` (from :func:`store.load`)
-    into ``out_dir``; with ``html``, an interactive view (:func:`code_figure_3d`) of every d = 3 code
-    drawn beside its PNG. Returns the files written."""
+    """Write the pictures of the best rows (``store.best``) of store rows into a folder.
+
+    Args:
+      rows: store rows (from :func:`gnc_jax.store.load`).
+      out_dir: the folder (created if needed).
+      max_pictures: at most this many code pictures (the d = 3 codes) besides the summary plots.
+      html: also an interactive view (:func:`code_figure_3d`) beside every d = 3 code's PNG.
+
+    Returns:
+      The files written.
+    """
     # Long because it draws one figure per kind of picture from the same rows.
     import matplotlib.pyplot as plt  # closes code_figure's figures; the rest is drawn without pyplot
     from matplotlib.figure import Figure
@@ -103,8 +111,15 @@ def plot_store(rows: list[dict], out_dir, max_pictures: int = 8, html: bool = Fa
 
 
 def stored_code(row: dict) -> tuple[np.ndarray, list[int], str]:
-    """A store row's configuration W, its rattlers and its certified value as text (the min angle
-    for Tammes rows, rho one-vs-rest otherwise)."""
+    """What a picture of a store row shows.
+
+    Args:
+      row: a store row with ``source`` (from :func:`gnc_jax.store.load`).
+
+    Returns:
+      (W, its rattlers, its certified value as text: the min angle for Tammes rows, rho one-vs-rest
+      otherwise).
+    """
     W = store.load_config(row["source"], row)["W"]
     rattlers = [int(x) for x in (row["rattlers"] or "").split()]
     if row["problem"] == "tammes":
@@ -131,8 +146,20 @@ def _circle_strip(Figure, rows):
 
 
 def contact_graph(W, tol: float = 1e-6) -> np.ndarray:
-    """Edges (i, j), i < j, of the contact graph of W: the pairs whose chord is within ``tol``
-    (chord units) of the minimum pairwise chord (the pairs that hold a Tammes code rigid)."""
+    """The contact graph of W: the pairs whose chord is within ``tol`` of the minimum pairwise chord
+    (the pairs that hold a Tammes code, eq. 11, rigid).
+
+    Args:
+      W: (d, K) configuration.
+      tol: tolerance in chord units.
+
+    Returns:
+      (E, 2) integer array of edges (i, j), i < j.
+
+    >>> import numpy as np
+    >>> contact_graph(np.array([[1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, -1.0]])).tolist()  # the square
+    [[0, 1], [0, 3], [1, 2], [2, 3]]
+    """
     from gnc_jax._src.geometry import cosines
 
     chord = np.sqrt(np.maximum(2.0 - 2.0 * cosines(W), 0.0))
@@ -165,7 +192,16 @@ def _caption(edges, rattlers, tol) -> str:
 def code_figure_3d(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
     """An interactive view of a d = 3 code (plotly; turn it with the mouse): a shaded sphere, the
     points (rattlers in red) and the contact graph (:func:`contact_graph`) as great-circle arcs.
-    Returns a ``plotly.graph_objects.Figure`` (``.show()``, ``.write_html(path)``)."""
+
+    Args:
+      W: (3, K) configuration.
+      title: the figure's title.
+      rattlers: indices of the points drawn in red.
+      tol: the contact graph's tolerance.
+
+    Returns:
+      A ``plotly.graph_objects.Figure`` (``.show()``, ``.write_html(path)``).
+    """
     # Long because it builds one plotly figure trace by trace.
     try:
         import plotly.graph_objects as go
@@ -232,7 +268,17 @@ def code_figure_3d(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
 def code_figure(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
     """A d = 3 code drawn on a shaded sphere, from both sides (orthographic views along +z and -z):
     points (rattlers in red, hollow on the far side), and the contact graph (:func:`contact_graph`)
-    as great-circle arcs. Returns a matplotlib figure (9 x 4.6 in)."""
+    as great-circle arcs.
+
+    Args:
+      W: (3, K) configuration.
+      title: the figure's title.
+      rattlers: indices of the points drawn in red.
+      tol: the contact graph's tolerance.
+
+    Returns:
+      A matplotlib figure (9 x 4.6 in).
+    """
     import matplotlib.pyplot as plt
     from matplotlib.colors import LinearSegmentedColormap
 

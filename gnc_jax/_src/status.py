@@ -28,6 +28,21 @@ import enum
 
 
 class Status(str, enum.Enum):
+    """How a solve ended: one word, the same meaning for every solver (a string enum: compares equal
+    to its value).
+
+    Attributes:
+      OPTIMAL: a certificate proves global optimality (the certified value attains a proven
+        optimum, such as Theorem 3.3's closed forms, or a valid lower bound).
+      STATIONARY: first-order conditions hold (a gradient norm, or the LP polish's predicted
+        decrease, below its tolerance).
+      STALLED: progress stopped without first-order conditions shown.
+      MAX_STEPS: a budget ended it: the iteration cap, the work budget, or ``time_limit`` / Ctrl-C
+        (named in ``status_note``).
+      NONFINITE: a value turned NaN or inf.
+      FAILED: an inner solver failed (``status_note`` says why).
+    """
+
     OPTIMAL = "optimal"
     STATIONARY = "stationary"
     STALLED = "stalled"

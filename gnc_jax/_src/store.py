@@ -68,7 +68,17 @@ class StoreError(InvalidArgument):
 
 
 def row_key(row: dict) -> tuple:
-    """(problem, d, K, n, tau) with None where the problem has no n or tau."""
+    """The instance a row solves: one row per key is a store's best (:func:`best`).
+
+    Args:
+      row: a store row (or an instance's fields).
+
+    Returns:
+      (problem, d, K, n, tau), with None where the problem has no n or tau.
+
+    >>> row_key({"problem": "tammes", "d": 3, "K": 13, "n": None, "tau": None})
+    ('tammes', 3, 13, None, None)
+    """
     return tuple(row.get(k) for k in KEY)
 
 
@@ -97,9 +107,19 @@ def _header_line(columns=COLUMNS) -> str:
 
 
 def read_rows(path, writable: bool = False) -> list[dict]:
-    """The rows of one store, typed (ints, floats, None for empty). A torn last line (a sweep
-    killed mid-write) is ignored. Raises :class:`StoreError` for a missing file or another format
-    (with ``writable``, any format but the current one)."""
+    """The rows of one store, typed (ints, floats, None for empty); a torn last line (a sweep killed
+    mid-write) is ignored.
+
+    Args:
+      path: the store's path (CSV).
+      writable: refuse every format but the current one (a store a sweep will append to).
+
+    Returns:
+      The rows, as dicts of the store's columns.
+
+    Raises:
+      StoreError: a missing file, or a format this version does not read.
+    """
     fmt, rows = _read(path)
     if fmt != STORE_FORMAT and writable:
         raise StoreError(
@@ -138,9 +158,18 @@ def _read(path) -> tuple[int, list[dict]]:
 
 def upgrade(path) -> int:
     """Rewrite a format-2 store as format 3 in place (atomically, holding its lock) so that a sweep can
-    resume it; returns its number of rows. ``status_note`` is empty, except on ``failed`` rows, whose
-    reason format 2 did not keep: "reason not recorded (store format 2)". Raises :class:`StoreError` for
-    a store of any other format."""
+    resume it. ``status_note`` is empty, except on ``failed`` rows, whose reason format 2 did not
+    keep: "reason not recorded (store format 2)".
+
+    Args:
+      path: the store's path (CSV).
+
+    Returns:
+      Its number of rows.
+
+    Raises:
+      StoreError: a store of any other format.
+    """
     path = Path(path)
     if not path.is_file():
         raise StoreError(f"no results store at {str(path)!r}")
@@ -159,8 +188,13 @@ def upgrade(path) -> int:
 
 
 def save(path, rows: list[dict]) -> None:
-    """Write ``rows`` (of the current format) as a complete store at ``path``, atomically (a table
-    built from other stores, e.g. the one shipped with gnc_jax)."""
+    """Write ``rows`` as a complete store, atomically: a table built from other stores (e.g. the
+    one shipped with gnc_jax).
+
+    Args:
+      path: the store's path (CSV).
+      rows: rows of the current format.
+    """
     for r in rows:
         if r.get("store_format") != STORE_FORMAT:
             raise StoreError(f"rows must be of store format {STORE_FORMAT}, got {r.get('store_format')!r}")
@@ -205,7 +239,14 @@ def _lines(rows: list[dict]) -> str:
 
 
 def load(paths) -> list[dict]:
-    """Rows of several stores together (each row gets ``source``: the file it came from)."""
+    """Rows of several stores together, each with ``source``: the file it came from.
+
+    Args:
+      paths: store paths (CSV), or one path.
+
+    Returns:
+      The rows of every store, typed (:func:`read_rows`), in order.
+    """
     rows = []
     for p in paths:
         rows += [r | {"source": str(p)} for r in read_rows(p)]
@@ -213,8 +254,15 @@ def load(paths) -> list[dict]:
 
 
 def best(rows: list[dict]) -> list[dict]:
-    """The best row per instance key (see ``SCORE``), in key order; of rows with the same score, the
-    first whose status is not ``failed`` (e.g. a failed polish solved again)."""
+    """The best row per instance (:func:`row_key`) by its problem's certified score (``SCORE``).
+
+    Args:
+      rows: store rows (e.g. from :func:`load`).
+
+    Returns:
+      One row per instance, in key order; of rows with the same score, the first whose status is not
+      ``failed`` (e.g. a failed polish solved again).
+    """
     out: dict[tuple, dict] = {}
     for r in rows:
         col, larger = SCORE[r["problem"]]
@@ -232,6 +280,14 @@ def best(rows: list[dict]) -> list[dict]:
 
 
 def sort_key(key: tuple) -> tuple:
+    """An order of :func:`row_key` tuples (None, absent n or tau, first).
+
+    Args:
+      key: (problem, d, K, n, tau).
+
+    Returns:
+      A tuple that sorts without comparing None to numbers.
+    """
     problem, d, K, n, tau = key
     return (problem, d, K, -1 if n is None else n, -1.0 if tau is None else tau)
 
@@ -242,9 +298,17 @@ def config_dir(path) -> Path:
 
 
 def load_config(store_path, row: dict) -> dict[str, np.ndarray]:
-    """The saved configuration of a row: {'W': (d, K)} plus 'H' (d, n K) for hardmax and ufm. A
-    table built from stores (the one shipped with gnc_jax) keeps its configurations in one archive
-    beside it, ``<store>.npz``, where ``config`` names the array."""
+    """The saved configuration of a row. A store keeps it in ``<stem>_configs/``; a table built from
+    stores (the one shipped with gnc_jax) in one archive beside it, ``<store>.npz``, where the row's
+    ``config`` names the arrays.
+
+    Args:
+      store_path: the store's path (CSV).
+      row: one of its rows.
+
+    Returns:
+      {'W': (d, K)} plus 'H' (d, n K) for hardmax and ufm rows (float64).
+    """
     archive = Path(store_path).with_suffix(".npz")
     if archive.is_file():
         with np.load(archive) as npz:
@@ -262,6 +326,13 @@ class ResultsStore:
 
     Opening creates the file with its header if it does not exist, refuses a file of another format,
     an unwritable location or a store locked by another sweep, and drops a torn last line.
+
+    Args:
+      path: the store's path (CSV).
+
+    Attributes:
+      path: the store's path.
+      rows: its rows, typed (:func:`read_rows`), including those appended since it was opened.
     """
 
     def __init__(self, path):

@@ -284,6 +284,10 @@ def sweep(
         maps near the kernel's limit (as :func:`gnc_jax.solve_pairs`); ``gnc-jax sweep`` asks.
       solver: :class:`SolverSettings`, or :class:`UFMSettings` for ufm (defaults if None).
       search: :class:`SearchSettings` of the arrangement problems' global search (defaults if None).
+
+    Returns:
+      A ``SweepReport``: the store's path, the instances of this process's share, how many were
+      already in the store and how many this call solved, and the wall time.
     """
     # Long because its Args document every keyword; the body is the store's resume logic.
     instances = grid(problem, ds, Ks, ns, taus)

@@ -16,17 +16,37 @@ def _check_dK(d, K):
 
 
 def regular_polygon(K: int, alpha: float = 0.0) -> np.ndarray:
-    """K equally spaced unit vectors on the circle, shape (2, K): the d = 2 softmax code."""
+    """K equally spaced unit vectors on the circle: the d = 2 softmax code and Tammes code (Theorem 3.3).
+
+    Args:
+      K: number of points (>= 2).
+      alpha: angle of the first point (radians).
+
+    Returns:
+      (2, K) float64 configuration.
+
+    >>> regular_polygon(4).round(12).tolist()
+    [[1.0, 0.0, -1.0, -0.0], [0.0, 1.0, 0.0, -1.0]]
+    """
     _check_dK(2, K)
     t = alpha + 2 * np.pi * np.arange(K) / K
     return np.stack([np.cos(t), np.sin(t)])
 
 
 def simplex_etf(d: int, K: int) -> np.ndarray:
-    """Simplex ETF sqrt(K/(K-1)) P (I - 11^T/K) in R^d, K <= d + 1, shape (d, K) (Theorem 3.3).
+    """The simplex ETF sqrt(K/(K-1)) P (I - 11^T/K) in R^d, the softmax code for K <= d + 1
+    (Theorem 3.3), built in K coordinates and rotated into R^d through its (K - 1)-dim span.
 
-    Built in the K-dimensional coordinates and rotated into R^d through the orthonormal basis of the
-    centred simplex (its span has dimension K - 1 <= d).
+    Args:
+      d: dimension (>= 2).
+      K: number of points, 2 <= K <= d + 1.
+
+    Returns:
+      (d, K) float64 configuration with Gram matrix (K I - 11^T) / (K - 1).
+
+    >>> W = simplex_etf(3, 4)
+    >>> round(float((W.T @ W)[0, 1]), 12)  # -1 / (K - 1)
+    -0.333333333333
     """
     _check_dK(d, K)
     if d + 1 < K:
@@ -40,7 +60,19 @@ def simplex_etf(d: int, K: int) -> np.ndarray:
 
 
 def cross_polytope(d: int, K: int) -> np.ndarray:
-    """The first K vertices of the cross-polytope (e_1, -e_1, e_2, -e_2, ...), K <= 2d."""
+    """The first K vertices of the cross-polytope (e_1, -e_1, e_2, -e_2, ...): a softmax code for
+    d + 1 < K <= 2d (Theorem 3.3).
+
+    Args:
+      d: dimension (>= 2).
+      K: number of points, 2 <= K <= 2d.
+
+    Returns:
+      (d, K) float64 configuration.
+
+    >>> cross_polytope(2, 3).tolist()
+    [[1.0, -1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
     _check_dK(d, K)
     if 2 * d < K:
         raise InvalidArgument(f"K must be <= 2d = {2 * d} for a cross-polytope subset, got K={K}")
@@ -51,10 +83,19 @@ def cross_polytope(d: int, K: int) -> np.ndarray:
 
 
 def softmax_code_closed_form(d: int, K: int) -> tuple[float, np.ndarray] | None:
-    """rho_one-vs-rest of the softmax code and an optimal W where Theorem 3.3 gives them, else None.
+    """The optimal margin rho* = max_W rho_one-vs-rest(W) of eq. (3) and an optimal W, where
+    Theorem 3.3 gives them: K <= d + 1, the simplex ETF, rho* = K / (K - 1); d = 2, the regular
+    polygon, rho* = 1 - cos(2 pi / K); d + 1 < K <= 2d, a cross-polytope subset, rho* = 1.
 
-    d = 2: regular polygon, rho = 1 - cos(2 pi / K); K <= d + 1: simplex ETF, rho = K / (K - 1);
-    d + 1 < K <= 2d: cross-polytope subset, rho = 1.
+    Args:
+      d: dimension (>= 2).
+      K: number of classes (>= 2).
+
+    Returns:
+      (rho*, W of shape (d, K)), or None where the theorem does not apply.
+
+    >>> softmax_code_closed_form(3, 5)[0], softmax_code_closed_form(3, 7)
+    (1.0, None)
     """
     _check_dK(d, K)
     if d + 1 >= K:
@@ -67,10 +108,21 @@ def softmax_code_closed_form(d: int, K: int) -> tuple[float, np.ndarray] | None:
 
 
 def tammes_closed_form(d: int, K: int) -> float | None:
-    """Optimal max-cosine of the Tammes problem where a proof gives it in closed form, else None:
-    K <= d + 1: -1/(K-1) (simplex); d + 1 < K <= 2d: 0 (Rankin 1955); d = 2: cos(2 pi / K);
-    d = 3, K = 12: 1/sqrt(5) (the icosahedron, Fejes Toth 1943); d = 8, K = 240: 1/2 (the E8 root
-    system attains Levenshtein's bound, Levenshtein 1979, Odlyzko and Sloane 1979)."""
+    """The optimal max-cosine min_W max_{i != j} <w_i, w_j> of the Tammes problem (eq. 11) where a
+    proof gives it in closed form: K <= d + 1, -1/(K-1) (simplex); d + 1 < K <= 2d, 0 (Rankin 1955);
+    d = 2, cos(2 pi / K); d = 3, K = 12, 1/sqrt(5) (the icosahedron, Fejes Toth 1943); d = 8,
+    K = 240, 1/2 (E8 attains Levenshtein's bound; Levenshtein 1979, Odlyzko and Sloane 1979).
+
+    Args:
+      d: dimension (>= 2).
+      K: number of points (>= 2).
+
+    Returns:
+      The optimal max-cosine, or None where no closed form is known.
+
+    >>> tammes_closed_form(3, 6), tammes_closed_form(3, 13)
+    (0.0, None)
+    """
     _check_dK(d, K)
     if d + 1 >= K:
         return -1.0 / (K - 1)
@@ -82,17 +134,37 @@ def tammes_closed_form(d: int, K: int) -> float | None:
 
 
 def bounds_applicable(d: int, K: int) -> bool:
-    """Theorem 3.9 assumes K >= sqrt(2 pi sqrt(e) d)."""
+    """Whether Theorem 3.9's bounds (eq. 13) apply: it assumes K >= sqrt(2 pi sqrt(e) d).
+
+    Args:
+      d: dimension (>= 2).
+      K: number of classes (>= 2).
+
+    Returns:
+      True where :func:`softmax_code_bounds` holds.
+
+    >>> bounds_applicable(3, 6), bounds_applicable(3, 5)  # sqrt(2 pi sqrt(e) 3) = 5.58
+    (True, False)
+    """
     _check_dK(d, K)
     return math.sqrt(2 * math.pi * math.sqrt(math.e) * d) <= K
 
 
 def softmax_code_bounds(d: int, K: int) -> tuple[float, float]:
-    """Lower and upper bounds on max_W rho_one-vs-rest(W), eq. (13) of Theorem 3.9.
-
+    """Lower and upper bounds on max_W rho_one-vs-rest(W), eq. (13) of Theorem 3.9:
     lower = 1/2 [sqrt(pi)/K Gamma((d+1)/2) / Gamma(d/2 + 1)]^{2/(d-1)},
     upper = 2 [2 sqrt(pi)/K Gamma((d+1)/2) / Gamma(d/2)]^{1/(d-1)}.
-    Valid when K >= sqrt(2 pi sqrt(e) d) (see :func:`bounds_applicable`).
+
+    Args:
+      d: dimension (>= 2).
+      K: number of classes, K >= sqrt(2 pi sqrt(e) d) (:func:`bounds_applicable`).
+
+    Returns:
+      (lower, upper).
+
+    >>> lo, hi = softmax_code_bounds(2, 12)  # the polygon's 1 - cos 30 deg lies between
+    >>> lo < 1 - math.cos(math.pi / 6) < hi
+    True
     """
     _check_dK(d, K)
     lg = math.lgamma

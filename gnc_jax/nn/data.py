@@ -17,6 +17,16 @@ DATASETS = ("digits", "gaussian")
 
 
 class Dataset(NamedTuple):
+    """A classification dataset held in memory (generated or shipped with a package; nothing is
+    downloaded).
+
+    Attributes:
+      name: its name.
+      x_train, x_test: inputs, (N, ...) float32.
+      y_train, y_test: integer labels in [0, num_classes).
+      num_classes: K.
+    """
+
     name: str
     x_train: np.ndarray
     y_train: np.ndarray
@@ -45,6 +55,11 @@ def digits(classes=None, test_fraction: float = 0.25, seed: int = 0) -> Dataset:
 
     Args:
       classes: digits to keep (relabelled 0..len-1 in the given order); default all ten.
+      test_fraction: the share held out for testing.
+      seed: the split's seed.
+
+    Returns:
+      A :class:`Dataset` (shipped with scikit-learn: nothing is downloaded).
     """
     from sklearn.datasets import load_digits
 
@@ -71,7 +86,16 @@ def gaussian_mixture(
 ) -> Dataset:
     """K Gaussian classes in R^dim: means ``separation`` times random unit vectors, identity noise.
 
-    ``per_class`` points per class before the split; any K >= 2 (e.g. 100 or 1000).
+    Args:
+      K: number of classes (>= 2; e.g. 100 or 1000).
+      dim: input dimension.
+      per_class: points per class before the split.
+      separation: the norm of the class means.
+      test_fraction: the share held out for testing.
+      seed: the means', the points' and the split's seed.
+
+    Returns:
+      A :class:`Dataset`.
     """
     for name, v, lo in (("K", K, 2), ("dim", dim, 1), ("per_class", per_class, 2)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -86,8 +110,18 @@ def gaussian_mixture(
 
 
 def load(name: str, classes=None, seed: int = 0, **kwargs) -> Dataset:
-    """A dataset by name: 'digits' (``classes`` = K <= 10 for the first K digits, or a list of digits)
-    or 'gaussian' (K classes, default 10)."""
+    """A dataset by name.
+
+    Args:
+      name: 'digits' (:func:`digits`) or 'gaussian' (:func:`gaussian_mixture`).
+      classes: for digits, K <= 10 (the first K digits) or a list of digits; for gaussian, K
+        (default 10).
+      seed: the dataset's seed.
+      **kwargs: the dataset function's other arguments.
+
+    Returns:
+      A :class:`Dataset`.
+    """
     if name == "digits":
         if classes is None or isinstance(classes, (list, tuple)):
             return digits(classes, seed=seed, **kwargs)

@@ -37,7 +37,13 @@ def _check_dims(d: int, K: int, tau: float) -> None:
 
 
 class SphericalHead(nnx.Module):
-    """Linear map to R^d, then L2 normalisation: the paper's normalised features on S^{d-1}."""
+    """Linear map to R^d, then L2 normalisation: the paper's normalised features h on S^{d-1} (eq. 1).
+
+    Args:
+      in_features: the backbone's output width.
+      d: the feature dimension.
+      rngs: Flax NNX random streams (``params``).
+    """
 
     def __init__(self, in_features: int, d: int, *, rngs: nnx.Rngs):
         self.linear = nnx.Linear(in_features, d, rngs=rngs)
@@ -47,7 +53,14 @@ class SphericalHead(nnx.Module):
 
 
 class NormalizedClassifier(nnx.Module):
-    """Learned classifier on OB(d, K): logits = W^T h / tau with W's columns normalised."""
+    """Learned classifier on OB(d, K): logits = W^T h / tau with W's columns normalised (eq. 1).
+
+    Args:
+      d: the feature dimension.
+      K: the number of classes.
+      tau: the temperature (> 0).
+      rngs: Flax NNX random streams (``params``).
+    """
 
     def __init__(self, d: int, K: int, tau: float, *, rngs: nnx.Rngs):
         _check_dims(d, K, tau)
@@ -70,7 +83,15 @@ class ClassMeans(nnx.Variable):
 
 class CMFClassifier(nnx.Module):
     """Class-mean-feature classifier (App. B.1): w_k = normalised EMA of the mini-batch mean of the
-    features of class k, with momentum ``beta``; classes absent from a batch keep their mean."""
+    features of class k, with momentum ``beta``; classes absent from a batch keep their mean.
+
+    Args:
+      d: the feature dimension.
+      K: the number of classes.
+      tau: the temperature (> 0).
+      beta: the EMA's momentum, in [0, 1).
+      rngs: Flax NNX random streams (``params``: the initial means).
+    """
 
     def __init__(self, d: int, K: int, tau: float, beta: float = 0.9, *, rngs: nnx.Rngs):
         _check_dims(d, K, tau)
@@ -100,8 +121,13 @@ class FixedWeights(nnx.Variable):
 
 
 class FixedClassifier(nnx.Module):
-    """logits = W^T h / tau for a given W (d, K) (normalised), e.g. a softmax code with a chosen
-    class assignment."""
+    """A fixed classifier: logits = W^T h / tau for a given W, e.g. a softmax code (eq. 3) with a
+    chosen class assignment.
+
+    Args:
+      W: (d, K) weights (normalised column-wise; not trained).
+      tau: the temperature (> 0).
+    """
 
     def __init__(self, W, tau: float):
         W = jnp.asarray(W, jnp.float32)
@@ -120,7 +146,14 @@ class FixedClassifier(nnx.Module):
 
 
 class MLP(nnx.Module):
-    """``depth`` hidden layers of ``width`` units with ReLU; input (B, ...) is flattened."""
+    """A backbone of ``depth`` hidden layers of ``width`` units with ReLU; input (B, ...) is flattened.
+
+    Args:
+      in_features: the flattened input size.
+      width: units per layer.
+      depth: hidden layers.
+      rngs: Flax NNX random streams (``params``).
+    """
 
     def __init__(self, in_features: int, width: int = 256, depth: int = 2, *, rngs: nnx.Rngs):
         sizes = [in_features] + [width] * depth
@@ -156,7 +189,14 @@ class BasicBlock(nnx.Module):
 class ResNet(nnx.Module):
     """A small CIFAR-style ResNet for (B, H, W, C) images: a 3x3 stem (stride 1, as the paper uses
     for small images), ``len(blocks)`` stages of basic blocks whose width doubles (stride 2 from the
-    second stage), global average pooling."""
+    second stage), global average pooling.
+
+    Args:
+      in_channels: C of the images.
+      width: the stem's channels.
+      blocks: basic blocks per stage.
+      rngs: Flax NNX random streams (``params``).
+    """
 
     def __init__(self, in_channels: int, width: int = 16, blocks=(1, 1), *, rngs: nnx.Rngs):
         self.stem = nnx.Conv(in_channels, width, (3, 3), padding=1, use_bias=False, rngs=rngs)
@@ -178,7 +218,15 @@ class ResNet(nnx.Module):
 
 
 class Network(nnx.Module):
-    """backbone -> spherical head (d) -> classifier; ``features`` gives the normalised h."""
+    """The network of eq. (1): backbone -> spherical head (d) -> classifier; ``features(x)`` gives
+    the normalised features h, ``model(x)`` the logits.
+
+    Args:
+      backbone: a module with ``out_features`` (:class:`MLP`, :class:`ResNet`).
+      d: the feature dimension.
+      classifier: :class:`NormalizedClassifier`, :class:`CMFClassifier` or :class:`FixedClassifier`.
+      rngs: Flax NNX random streams (``params``).
+    """
 
     def __init__(self, backbone: nnx.Module, d: int, classifier: nnx.Module, *, rngs: nnx.Rngs):
         self.backbone = backbone

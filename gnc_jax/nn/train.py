@@ -104,13 +104,24 @@ def make_network(
     beta: float = 0.9,
     seed: int = 0,
 ) -> Network:
-    """backbone -> spherical head (d) -> classifier for ``data``.
+    """The network of eq. (1) for ``data``: backbone -> spherical head (d) -> classifier.
 
     Args:
+      data: the dataset (its input shape and number of classes).
+      d: the feature dimension.
+      tau: the classifier's temperature (> 0).
       classifier: 'learned' (:class:`NormalizedClassifier`), 'cmf' (:class:`CMFClassifier` with
         momentum ``beta``) or 'fixed' (:class:`FixedClassifier` with the given ``W``, (d, K)).
       backbone: 'mlp' (``depth`` layers of ``width``) or 'resnet' (images only; stem ``width``,
         ``depth`` stages of one basic block).
+      W: the fixed classifier's (d, K) weights.
+      width: backbone width.
+      depth: backbone depth.
+      beta: the CMF classifier's momentum.
+      seed: the parameters' random seed.
+
+    Returns:
+      A :class:`Network` (Flax NNX module, in training mode).
     """
     rngs = nnx.Rngs(params=seed)
     K = data.num_classes
@@ -177,7 +188,16 @@ def _evaluate(model: Network, x, y, chunk: int = 2048):
 
 @float64
 def epoch_metrics(model: Network, data: Dataset, rho_hat: float | None = None) -> dict:
-    """Accuracy, loss and the GNC metrics of the current model (eval mode), in float64."""
+    """Accuracy, loss and the GNC metrics (eqs. 6, 3, 8) of the current model, in eval mode and float64.
+
+    Args:
+      model: the network.
+      data: the dataset (train features for GNC1/3 and the class means; test for accuracies).
+      rho_hat: the margin of the best known softmax code (:func:`reference_rho`), for ``gnc2_ratio``.
+
+    Returns:
+      A dict: train/test loss and accuracy, gnc1, gnc2, gnc2_ratio, gnc3 and the NCC accuracies.
+    """
     model.eval()
     h_tr, pred_tr, loss_tr = _evaluate(model, data.x_train, data.y_train)
     h_te, pred_te, loss_te = _evaluate(model, data.x_test, data.y_test)
@@ -214,8 +234,16 @@ def reference_solution(d: int, K: int):
 
 
 def reference_rho(d: int, K: int) -> float:
-    """rho-hat(d, K): certified margin of :func:`reference_solution`, a lower bound on rho*(d, K),
-    equal to it where Theorem 3.3 gives rho*."""
+    """rho-hat(d, K): the certified margin (eq. 3) of :func:`reference_solution`, a lower bound on
+    rho*(d, K), equal to it where Theorem 3.3 gives rho*.
+
+    Args:
+      d: the feature dimension.
+      K: the number of classes.
+
+    Returns:
+      The margin (float64).
+    """
     return reference_solution(d, K).rho_one_vs_rest
 
 
@@ -229,11 +257,21 @@ def train(
     rho_hat: float | None = None,
     on_epoch: Callable[[dict], None] | None = None,
 ) -> list[dict]:
-    """Train ``model`` in place; returns one metrics dict per epoch (epoch 0 = before training).
+    """Train ``model`` in place with the cross-entropy of eq. (1) (optax), measuring collapse each epoch.
 
     Mini-batches come from a permutation of the training set drawn from ``jax.random.key(seed)``
-    folded with the epoch, so a seed fixes the run. ``on_epoch`` sees each dict as it is made
-    (progress output, writing results as they go).
+    folded with the epoch, so a seed fixes the run.
+
+    Args:
+      model: the network (:func:`make_network`).
+      data: the dataset.
+      settings: :class:`TrainSettings` (defaults if None).
+      seed: the mini-batches' seed.
+      rho_hat: the reference margin for ``gnc2_ratio`` (:func:`reference_rho`).
+      on_epoch: called with each epoch's dict as it is made (progress, writing results as they go).
+
+    Returns:
+      One :func:`epoch_metrics` dict per epoch (epoch 0: before training).
     """
     settings = settings or TrainSettings()
     n = len(data.x_train)

@@ -175,6 +175,10 @@ def predict_imbalanced(
       lambda_w: weight decay of W, > 0.
       lambda_h: weight decay of H, > 0.
       d: feature dimension >= 2, or None for any d large enough.
+
+    Returns:
+      An :class:`ImbalancedPrediction`: per-class norms, the collapse threshold and pattern, the
+      loss and its lower bound, and ``configuration(d)`` for an optimal (W, H).
     """
     n = _counts(counts).astype(np.float64)
     lw, lh = _one_positive("lambda_w", lambda_w), _one_positive("lambda_h", lambda_h)
@@ -214,8 +218,18 @@ def predict_imbalanced(
 
 @float64
 def centred_scaled_means(means, counts, lambda_w: float, lambda_h: float) -> np.ndarray:
-    """The classifier the theory predicts from any class means (d, K): column j is
-    sqrt(lambda_H K / (lambda_W (K-1))) (sqrt(n_j) mean_j - (1/K) sum_l sqrt(n_l) mean_l)."""
+    """The classifier the theory of problem (4) predicts from any class means: column j is
+    sqrt(lambda_H K / (lambda_W (K-1))) (sqrt(n_j) mean_j - (1/K) sum_l sqrt(n_l) mean_l).
+
+    Args:
+      means: (d, K) class means.
+      counts: K class sizes.
+      lambda_w: weight decay of W, > 0.
+      lambda_h: weight decay of H, > 0.
+
+    Returns:
+      The (d, K) classifier.
+    """
     M = np.asarray(means, np.float64)
     n = np.asarray(counts, np.float64)
     K = len(n)
@@ -248,18 +262,29 @@ def _largest(x) -> float:
 
 @float64
 def geometry_report(W, H, counts, lambda_w: float, lambda_h: float, collapse_tol: float = 1e-6) -> dict:
-    """Measured geometry of (W, H) for class sizes ``counts`` and its distance to the closed form.
+    """Measured geometry of (W, H) for class sizes ``counts`` and its distance to the closed form of
+    problem (4) (:func:`predict_imbalanced`).
 
-    Returns a dict with ``feature_norms`` (norms of the class means) and ``classifier_norms`` (K,);
-    ``collapsed`` (mean norm <= collapse_tol times the largest); ``nc1`` (:func:`gnc_jax._src.metrics.gnc1`
-    with the uncentred Sigma_B, natural for non-negative features whose means form an orthogonal
-    frame); ``orthogonality`` (largest |cos| between means of non-collapsed classes);
-    ``alignment_error`` (||W - W_hat|| / ||W||, W_hat the :func:`centred_scaled_means` of the
-    measured means); ``collapsed_classifier_spread`` (largest distance between classifiers of
-    collapsed classes over ||W||: 0 when they merge); and against :func:`predict_imbalanced`:
-    ``collapse_matches``, ``norm_error`` (largest relative error of the non-collapsed feature norms
-    and of the classifier norms) and ``angle_error_deg`` (largest error of the angles between
-    classifiers and between classifiers and non-collapsed means; inf if the collapsed sets differ).
+    Args:
+      W: (d, K) classifier.
+      H: (d, N) non-negative features, class-major (``counts[k]`` columns per class).
+      counts: K class sizes.
+      lambda_w: weight decay of W, > 0.
+      lambda_h: weight decay of H, > 0.
+      collapse_tol: a class mean counts as collapsed below this times the largest mean's norm.
+
+    Returns:
+      A dict with ``feature_norms`` (norms of the class means) and ``classifier_norms`` (K,);
+      ``collapsed`` (mean norm <= collapse_tol times the largest); ``nc1`` (:func:`gnc_jax.metrics.gnc1`
+      with the uncentred Sigma_B, natural for non-negative features whose means form an orthogonal
+      frame); ``orthogonality`` (largest |cos| between means of non-collapsed classes);
+      ``alignment_error`` (||W - W_hat|| / ||W||, W_hat the :func:`centred_scaled_means` of the
+      measured means); ``collapsed_classifier_spread`` (largest distance between classifiers of
+      collapsed classes over ||W||: 0 when they merge); and against :func:`predict_imbalanced`:
+      ``collapse_matches``, ``norm_error`` (largest relative error of the non-collapsed feature
+      norms and of the classifier norms) and ``angle_error_deg`` (largest error of the angles
+      between classifiers and between classifiers and non-collapsed means; inf if the collapsed
+      sets differ).
     """
     W, H = np.asarray(W, np.float64), np.asarray(H, np.float64)
     if W.ndim != 2 or W.shape[0] < 2:
@@ -510,13 +535,36 @@ def _loss_and_kkt(W, H, counts, lambda_w: float, lambda_h: float) -> tuple[float
 @float64
 def kkt_residual(W, H, counts, lambda_w: float, lambda_h: float) -> float:
     """Norm of the projected gradient of problem (4) at (W, H >= 0), in float64: the gradient of W,
-    and of H where H > 0 or where it points into H > 0."""
+    and of H where H > 0 or where it points into H > 0 (0 at a KKT point).
+
+    Args:
+      W: (d, K) classifier.
+      H: (d, N) non-negative features, class-major (``counts[k]`` columns per class).
+      counts: K class sizes.
+      lambda_w: weight decay of W, > 0.
+      lambda_h: weight decay of H, > 0.
+
+    Returns:
+      The residual.
+    """
     return _loss_and_kkt(W, H, counts, lambda_w, lambda_h)[1]
 
 
 @float64
 def imbalanced_loss(W, H, counts, lambda_w: float, lambda_h: float) -> float:
-    """Objective of problem (4) in float64 (W (d, K), H (d, N) class-major)."""
+    """The objective of problem (4): mean cross-entropy of W^T H plus (lambda_W/2) ||W||^2 +
+    (lambda_H/2) ||H||^2, in float64.
+
+    Args:
+      W: (d, K) classifier.
+      H: (d, N) non-negative features, class-major (``counts[k]`` columns per class).
+      counts: K class sizes.
+      lambda_w: weight decay of W, > 0.
+      lambda_h: weight decay of H, > 0.
+
+    Returns:
+      The objective.
+    """
     return _loss_and_kkt(W, H, counts, lambda_w, lambda_h)[0]
 
 
