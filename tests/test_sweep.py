@@ -16,7 +16,7 @@ from conftest import SEARCH_LEAN, known_tammes
 from test_cli import run_cli
 
 import gnc_jax
-from gnc_jax import SolverSettings
+from gnc_jax import SearchSettings, SolverSettings
 from gnc_jax._src import store
 from gnc_jax._src import sweep as sweep_module
 from gnc_jax._src.status import Status
@@ -391,3 +391,20 @@ def test_bad_input_one_line_exit_2(tmp_path, args, match):
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert match in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert old.read_text() == "d,K,angle\n3,5,90\n"
+
+
+@pytest.mark.parametrize(
+    "problem,kwargs,match",
+    [
+        ("tammes", dict(weight_decay=1e-3), "weight_decay does not apply to the tammes problem"),
+        ("ufm", dict(taus=[0.1], search=SearchSettings()), "search does not apply to the ufm problem"),
+        ("ufm", dict(taus=[0.1], solver=SolverSettings()), "solver must be UFMSettings"),
+        ("tammes", dict(solver=UFMSettings()), "solver must be SolverSettings"),
+        ("tammes", dict(search={"rounds": 0}), "search must be SearchSettings"),
+    ],
+)
+def test_the_library_sweep_refuses_settings_of_another_problem(tmp_path, problem, kwargs, match):
+    out = tmp_path / "s.csv"
+    with pytest.raises(ValueError, match=match):
+        sweep(problem, [3], [5], out=out, seed=0, progress=None, **kwargs)
+    assert not out.exists()

@@ -190,14 +190,14 @@ def _check_sweep(
         raise InvalidArgument(
             f"process_index must be in [0, process_count), got {process_index} of {process_count}"
         )
-    if problem != "ufm" and weight_decay:
-        raise InvalidArgument("weight_decay applies to the ufm problem only")
-    if problem == "ufm":
-        if search is not None:
-            raise InvalidArgument("search applies to the tammes, softmax-code and hardmax problems only")
-        settings = UFMSettings.given("solver", solver)
-    else:
-        settings, search = SolverSettings.given("solver", solver), SearchSettings.given("search", search)
+    family = registry.family(problem)
+    if weight_decay and "weight_decay" not in family.options:
+        raise InvalidArgument(f"weight_decay does not apply to the {problem} problem")
+    settings = family.settings_type().given("solver", solver)
+    if isinstance(settings, SolverSettings):  # the arrangement problems: the search's settings too
+        search = SearchSettings.given("search", search)
+    elif search is not None:
+        raise InvalidArgument(f"search does not apply to the {problem} problem")
     if batch_size is None:
         batch_size = max(default_batch_size(), search.stack if search is not None else 1)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
