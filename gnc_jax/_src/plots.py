@@ -194,10 +194,7 @@ def code_figure_3d(W, title: str | None = None, rattlers=(), tol: float = 1e-6):
     points (rattlers in red) and the contact graph (:func:`contact_graph`) as great-circle arcs.
 
     Args:
-      W: (3, K) configuration.
-      title: the figure's title.
-      rattlers: indices of the points drawn in red.
-      tol: the contact graph's tolerance.
+      W, title, rattlers, tol: as for :func:`code_figure`.
 
     Returns:
       A ``plotly.graph_objects.Figure`` (``.show()``, ``.write_html(path)``).

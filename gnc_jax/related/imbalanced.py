@@ -266,11 +266,7 @@ def geometry_report(W, H, counts, lambda_w: float, lambda_h: float, collapse_tol
     problem (4) (:func:`predict_imbalanced`).
 
     Args:
-      W: (d, K) classifier.
-      H: (d, N) non-negative features, class-major (``counts[k]`` columns per class).
-      counts: K class sizes.
-      lambda_w: weight decay of W, > 0.
-      lambda_h: weight decay of H, > 0.
+      W, H, counts, lambda_w, lambda_h: as for :func:`imbalanced_loss`.
       collapse_tol: a class mean counts as collapsed below this times the largest mean's norm.
 
     Returns:
@@ -538,11 +534,7 @@ def kkt_residual(W, H, counts, lambda_w: float, lambda_h: float) -> float:
     and of H where H > 0 or where it points into H > 0 (0 at a KKT point).
 
     Args:
-      W: (d, K) classifier.
-      H: (d, N) non-negative features, class-major (``counts[k]`` columns per class).
-      counts: K class sizes.
-      lambda_w: weight decay of W, > 0.
-      lambda_h: weight decay of H, > 0.
+      W, H, counts, lambda_w, lambda_h: as for :func:`imbalanced_loss`.
 
     Returns:
       The residual.
