@@ -14,7 +14,7 @@ from gnc_jax import theory
 from gnc_jax._src import references
 
 
-@pytest.mark.parametrize("d", [4, 16])
+@pytest.mark.parametrize("d", [4, 16, 64])
 def test_kerdock_codes_are_mutually_unbiased_bases_and_their_negatives(d):
     bases = theory.mutually_unbiased_bases(d)
     assert len(bases) == d // 2 + 1
@@ -83,8 +83,8 @@ def test_every_proven_tammes_optimum_respects_the_bound():
 @pytest.mark.parametrize(
     "call,match",
     [
-        (lambda: theory.kerdock_code(8), "d must be 4 or 16"),
-        (lambda: theory.kerdock_code(True), "d must be 4 or 16"),
+        (lambda: theory.kerdock_code(8), "d must be 4, 16 or 64"),
+        (lambda: theory.kerdock_code(True), "d must be 4, 16 or 64"),
         (lambda: theory.delsarte_bound(1, 0.5), "d must be an integer >= 2"),
         (lambda: theory.delsarte_bound(3, 1.0), "s must lie in"),
         (lambda: theory.delsarte_bound(3, float("nan")), "s must lie in"),

@@ -5,7 +5,7 @@ These are yardsticks for the solvers, never their starting points:
 
 - :func:`kerdock_code`: d / 2 + 1 real mutually unbiased bases of R^d and their negatives, d (d + 2)
   unit vectors with max cos 1/sqrt(d) (Cameron and Seidel 1973; Calderbank, Cameron, Kantor and
-  Seidel 1997). In d = 4 it is the 24-cell.
+  Seidel 1997), for d = 4, 16, 64. In d = 4 it is the 24-cell.
 - :func:`delsarte_bound` and :func:`max_cos_lower_bound`: the Delsarte linear programming bound on
   the size of a code with max cos s (Delsarte, Goethals and Seidel 1977), whose optimum over
   polynomials of degree <= tau(s) is Levenshtein's bound (Levenshtein 1979); a higher degree can only
@@ -24,8 +24,12 @@ from scipy.optimize import linprog
 
 from gnc_jax._src.errors import InvalidArgument
 
-# Irreducible polynomials of GF(2^m) (bit i: the coefficient of x^i) for the Kerdock sets below.
-_FIELD_POLYNOMIALS = {1: 0b11, 3: 0b1011}
+# Irreducible polynomials of GF(2^m) (bit i: the coefficient of x^i), and per m the alternating form
+# B_1 on GF(2^m) + GF(2) (its entries above the diagonal as bits, row by row) whose orbit under the
+# multiplications by nonzero field elements is, with 0, a Kerdock set: found by a search over all
+# 2^(m (m + 1) / 2) forms; :func:`mutually_unbiased_bases` checks the property on every build.
+_FIELD_POLYNOMIALS = {1: 0b11, 3: 0b1011, 5: 0b100101}
+_KERDOCK_SEEDS = {1: 1, 3: 12, 5: 693}
 
 
 def _gf_mul(a: int, b: int, m: int) -> int:
@@ -40,34 +44,20 @@ def _gf_mul(a: int, b: int, m: int) -> int:
     return product
 
 
-def _gf_power(a: int, e: int, m: int) -> int:
-    out = 1
-    for _ in range(e % (2**m - 1)):
-        out = _gf_mul(out, a, m)
-    return out
-
-
-def _trace(z: int, m: int) -> int:
-    t = 0
-    for _ in range(m):
-        t ^= z
-        z = _gf_mul(z, z, m)
-    return t
-
-
 def _kerdock_forms(m: int) -> list[np.ndarray]:
     """2^m alternating forms on GF(2)^(m+1) = GF(2^m) + GF(2) whose pairwise sums are nonsingular (a
-    Kerdock set): B_s((x, a), (y, b)) = Tr(s (x y^2 + x^2 y)) + a Tr(s^-2 y) + b Tr(s^-2 x)."""
-    basis = [(1 << i, 0) for i in range(m)] + [(0, 1)]
-    forms = []
-    for s in range(2**m):
-        g = _gf_power(s, 2**m - 3, m) if s else 0  # s^-2
-        B = np.zeros((m + 1, m + 1), np.int64)
-        for (i, (x, a)), (j, (y, b)) in itertools.product(enumerate(basis), repeat=2):
-            cross = _gf_mul(x, _gf_mul(y, y, m), m) ^ _gf_mul(_gf_mul(x, x, m), y, m)
-            B[i, j] = _trace(_gf_mul(s, cross, m), m) ^ (a & _trace(_gf_mul(g, y, m), m))
-            B[i, j] ^= b & _trace(_gf_mul(g, x, m), m)
-        forms.append(B)
+    Kerdock set): 0 and M_c^T B_1 M_c for the multiplications M_c by the nonzero c in GF(2^m)."""
+    n = m + 1
+    B1 = np.zeros((n, n), np.int64)
+    for bit, (i, j) in enumerate(itertools.combinations(range(n), 2)):
+        B1[i, j] = B1[j, i] = _KERDOCK_SEEDS[m] >> bit & 1
+    forms = [np.zeros((n, n), np.int64)]
+    for c in range(1, 2**m):
+        M = np.eye(n, dtype=np.int64)
+        for j in range(m):
+            image = _gf_mul(c, 1 << j, m)
+            M[:m, j] = [image >> i & 1 for i in range(m)]
+        forms.append(M.T @ B1 @ M % 2)
     return forms
 
 
@@ -90,8 +80,7 @@ def mutually_unbiased_bases(d: int) -> list[np.ndarray]:
     Two bases are unbiased since Q_s + Q_t is bent (its alternating form is nonsingular).
 
     Args:
-      d: 4 or 16 (the Kerdock sets built here, GF(2) and GF(8); d = 64 needs one over GF(32),
-        which this module does not construct).
+      d: 4, 16 or 64 (the Kerdock sets over GF(2), GF(8) and GF(32) built here).
 
     Returns:
       d / 2 + 1 orthogonal (d, d) matrices, every entry of a product of two of them 1/sqrt(d) in
@@ -101,12 +90,12 @@ def mutually_unbiased_bases(d: int) -> list[np.ndarray]:
     >>> len(bases), float(abs(bases[1].T @ bases[2]).max())
     (3, 0.5)
     """
-    m = {4: 1, 16: 3}.get(d) if isinstance(d, (int, np.integer)) and not isinstance(d, bool) else None
+    m = {4: 1, 16: 3, 64: 5}.get(d) if isinstance(d, (int, np.integer)) and not isinstance(d, bool) else None
     if m is None:
-        raise InvalidArgument(f"d must be 4 or 16 for the Kerdock construction, got {d!r}")
+        raise InvalidArgument(f"d must be 4, 16 or 64 for the Kerdock construction, got {d!r}")
     forms = _kerdock_forms(m)
-    for B, C in itertools.combinations(forms, 2):  # the defining property, checked on every build
-        assert _rank_gf2(B ^ C) == m + 1, "not a Kerdock set"
+    if any(_rank_gf2(B ^ C) < m + 1 for B, C in itertools.combinations(forms, 2)):  # its definition
+        raise RuntimeError(f"the forms over GF(2^{m}) are not a Kerdock set")
     points = np.array(list(itertools.product((0, 1), repeat=m + 1)))  # x in GF(2)^(m+1)
     bases = [np.eye(d)]
     for B in forms:
@@ -122,7 +111,7 @@ def kerdock_code(d: int) -> np.ndarray:
     arccos(1/sqrt(d))). In d = 4 it is the 24-cell.
 
     Args:
-      d: 4 or 16 (:func:`mutually_unbiased_bases`).
+      d: 4, 16 or 64 (:func:`mutually_unbiased_bases`).
 
     Returns:
       (d, d (d + 2)) float64 configuration, basis by basis, each vector followed by its negative.
