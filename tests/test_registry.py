@@ -57,6 +57,8 @@ def test_the_cli_the_sweep_and_the_store_take_their_problems_from_the_registry()
     for f in registry.FAMILIES:
         if f.stored:
             assert store.SCORE[f.name] == (f.score, f.larger_is_better)
+    # The search's settings go to the families solve_pairs solves, as the CLI and the sweep give them.
+    assert [f.name for f in registry.FAMILIES if f.takes_search] == ["tammes", "softmax-code", "hardmax"]
 
 
 def test_check_options_names_what_does_not_apply_and_what_is_missing():

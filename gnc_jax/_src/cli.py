@@ -548,7 +548,7 @@ def settings_from_options(problem: str, options: dict) -> dict:
     search = {k.removeprefix("search_"): v for k, v in options.items() if k.startswith("search_")}
     solver = {k: v for k, v in options.items() if not k.startswith("search_")}
     settings = {"solver": family.settings_type()(**solver)}
-    if set(registry.SEARCH_SETTINGS) <= family.options:
+    if family.takes_search:
         if (solver.get("restarts") or 0) > 0:
             search.setdefault("population", solver["restarts"])
         settings["search"] = SearchSettings(**search)

@@ -195,16 +195,12 @@ def delsarte_bound(d: int, s: float, degree: int = 12, grid: int = 4000) -> floa
 
 def _largest_value(d: int, coef: np.ndarray, s: float) -> float:
     """max of sum_k coef_k G_k on [-1, s]: at an end or a critical point (the derivative's real roots)."""
-    basis = np.polynomial.Polynomial
-    f = sum(c * basis(np.polynomial.polynomial.polyfit(*_samples(d, k), k)) for k, c in enumerate(coef))
+    degree = len(coef) - 1
+    x = np.cos(np.linspace(0.0, np.pi, degree + 1))  # interpolation at Chebyshev points is exact
+    f = np.polynomial.Chebyshev.fit(x, sum(c * gegenbauer(d, k, x) for k, c in enumerate(coef)), degree)
     roots = f.deriv().roots()
     candidates = [-1.0, s, *[r.real for r in roots if abs(r.imag) < 1e-9 and -1 < r.real < s]]
     return float(max(f(c) for c in candidates))
-
-
-def _samples(d: int, k: int):
-    x = np.cos(np.linspace(0.0, np.pi, k + 1)) if k else np.array([1.0])
-    return x, gegenbauer(d, k, x)
 
 
 def max_cos_lower_bound(d: int, K: int, degree: int = 12) -> float:

@@ -53,6 +53,12 @@ class Family:
     def settings_type(self) -> type:
         return _load(self.settings)
 
+    @property
+    def takes_search(self) -> bool:
+        """Whether its solve takes the global search's settings (``search=``): the families solved
+        by :func:`gnc_jax.solve_pairs`, whose settings are ``SolverSettings``."""
+        return self.settings == _SOLVER
+
 
 def _load(path: str):
     module, name = path.split(":")

@@ -194,7 +194,7 @@ def _check_sweep(
     if weight_decay and "weight_decay" not in family.options:
         raise InvalidArgument(f"weight_decay does not apply to the {problem} problem")
     settings = family.settings_type().given("solver", solver)
-    if isinstance(settings, SolverSettings):  # the arrangement problems: the search's settings too
+    if family.takes_search:
         search = SearchSettings.given("search", search)
     elif search is not None:
         raise InvalidArgument(f"search does not apply to the {problem} problem")
