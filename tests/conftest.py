@@ -10,8 +10,8 @@ from pathlib import Path
 # clean clone (`make clean` removes it), so it shares compilations, never results between runs.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).parents[1] / ".jax_cache"))
 # XLA's optimisation level is the user's (the default, as in production) unless XLA_FLAGS says
-# otherwise: `make test` (the fast tier) asks for LLVM's -O0, which cuts compile time by about a third;
-# `make test-all` (CI) keeps the default, so that the full tier sees the numerics users get.
+# otherwise: `make test` and `make test-all` ask for LLVM's -O0, which cuts compile time by about a
+# third; tests/test_process.py checks that both levels certify the same codes.
 
 import jax  # noqa: E402
 import numpy as np
