@@ -128,7 +128,7 @@ def test_large_k_paths_bracket_the_exact_margin(monkeypatch, bounded):
     W = random_configuration(9, d, K)
     exact = gnc_jax.separation(W)
     monkeypatch.setattr(geometry, "SCREEN_MIN_K", 40)
-    monkeypatch.setattr(geometry, "EXACT_MAX_D", 4 if bounded else 64)
+    monkeypatch.setattr(geometry, "EXACT_MAX_WORK", 0 if bounded else 3e5)
     sep = geometry.separation(W, directions=W + 0.05)
     lower, dist = np.asarray(sep.lower_bounds), np.asarray(sep.distances)
     assert np.all(lower <= np.asarray(exact.distances) + 1e-12)

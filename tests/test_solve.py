@@ -257,3 +257,24 @@ def test_hardmax_is_optimal_only_when_its_features_attain_the_objective_too():
     assert _gap_to_proven_optimum(code, 2, 4, sep, 0) == 0.0
     assert _gap_to_proven_optimum(hardmax, 2, 4, sep, 0, loss=-rho) == 0.0
     assert _gap_to_proven_optimum(hardmax, 2, 4, sep, 0, loss=-rho + 1e-7) == pytest.approx(1e-7)
+
+
+def test_the_work_limit_takes_restarts_then_hops_then_steps():
+    s = SolverSettings()
+    # within the limit (every pair of the shipped table: d K^2 <= 50700): the settings as they are
+    assert s.sized_for(3, 130) == s.replace(restarts=8)
+    work = lambda z, d, K: z.restarts * z.schedule_steps * d * K * K
+    for d, K in [(16, 600), (64, 1000), (128, 2000), (512, 10000)]:
+        z = s.sized_for(d, K)
+        assert work(z, d, K) <= s.work_limit or (z.steps, z.polish_steps, z.hop_rounds) == (10, 10, 0)
+        assert z.restarts == 1 or z.schedule_steps == s.schedule_steps  # restarts go first
+        assert z.hop_rounds == 0 or (z.steps, z.polish_steps) == (s.steps, s.polish_steps)  # then hops
+    assert s.sized_for(16, 600) == s.replace(restarts=2)  # 2 x 9000 x 16 x 600^2 = 1.04e11
+    # (64, 1000): 6.4e7 terms a step; 3000 steps of one restart without hops fit 2e11
+    assert s.sized_for(64, 1000) == s.replace(restarts=1, hop_rounds=0)
+    z = s.sized_for(128, 2000)  # 2e11 / (128 * 2000^2) = 390 steps, 2 : 1 as the anneal and polish
+    assert (z.restarts, z.hop_rounds, z.steps, z.polish_steps) == (1, 0, 260, 130)
+    assert s.sized_for(64, 1000, n_devices=4).restarts == 4  # never below one per device
+    assert s.replace(work_limit=0).sized_for(64, 1000) == s.replace(work_limit=0, restarts=8)  # no limit
+    with pytest.raises(ValueError, match="work_limit"):
+        SolverSettings(work_limit=-1)

@@ -437,8 +437,8 @@ def solve_pairs(
         if i in solved:
             return (0, i)
         dd, kk = req.pairs[i]
-        restarts = req.solver.restarts_for(dd, kk, runner.device_count())
-        return 1, runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), restarts
+        sized = req.solver.sized_for(dd, kk, runner.device_count())
+        return 1, runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), dataclasses.astuple(sized)
 
     def solve(bucket, members, padded):
         """The bucket's configurations (solved, the best candidate, polished) and their certification."""
@@ -569,15 +569,14 @@ def _from_search(req: _Request, found, pair) -> _Solved:
 
 def _compiled_solve(req: _Request, bucket, members, padded) -> _Solved:
     """The bucket's pairs solved by one compiled call of the annealer (:func:`_bucket_solver`)."""
-    _, d_max, K_max, restarts = bucket
+    _, d_max, K_max, sized = bucket
+    sized = SolverSettings(*sized)
     dsb, Ksb = (np.array([req.pairs[i][j] for i in padded]) for j in (0, 1))
     keys = jnp.stack([req.pair_key(i) for i in padded])
     report = req.progress is not None
-    fn = _bucket_solver(
-        req.prob, req.solver.replace(restarts=restarts), d_max, K_max, runner.device_count(), report
-    )
+    fn = _bucket_solver(req.prob, sized, d_max, K_max, runner.device_count(), report)
     label = f"solve {req.prob.name} (d <= {d_max}, K <= {K_max}, {len(members)} pair(s))"
-    with step_meter(req.progress, label, req.solver.schedule_steps):
+    with step_meter(req.progress, label, sized.schedule_steps):
         res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
     return _Solved(
         params={k: np.array(v) for k, v in params.items()},
@@ -585,7 +584,7 @@ def _compiled_solve(req: _Request, bucket, members, padded) -> _Solved:
         residual=np.array(res.change, np.float64),
         notes=[""] * len(padded),
         hits=[int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)],
-        restarts=restarts,
+        restarts=sized.restarts,
         K_max=K_max,
     )
 

@@ -119,6 +119,10 @@ class SolverSettings(ValidatedSettings):
         times the columns of all variables, skip the polish (HiGHS took over 15 minutes for the
         softmax code d = 10, K = 100, 1800 unknowns); their status is the annealing's.
       dtype: 'float64' (default) or 'float32' (faster; results are still certified in float64).
+      work_limit: the annealer's work per pair at most, in terms-steps (restarts x
+        :attr:`schedule_steps` x d K^2, the same count on any machine): above it the restarts are
+        halved, down to 1, then the hop rounds, down to 0, then the anneal and the polish are
+        shortened in proportion (:meth:`sized_for`); 0: no limit.
     """
 
     restarts: int = 0
@@ -136,10 +140,14 @@ class SolverSettings(ValidatedSettings):
     lp_polish_iters: int = 100
     lp_polish_max_unknowns: int = 1000
     dtype: str = "float64"
+    work_limit: float = 2e11
 
     def __post_init__(self):
         self._require_ints(("steps", "hop_steps", "polish_steps"), 1)
         self._require_ints(("restarts", "hop_rounds", "lp_polish_iters", "lp_polish_max_unknowns"), 0)
+        w = self.work_limit
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+            raise InvalidArgument(f"work_limit must be a finite number >= 0, got {w!r}")
         self._require_positive(
             ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end")
         )
@@ -172,11 +180,33 @@ class SolverSettings(ValidatedSettings):
         """The restarts a pair gets, rounded up to a multiple of ``n_devices``: ``restarts`` if set,
         else 64 up to d K^2 = 7500 (d = 3, K = 50) and 64 * 7500 / (d K^2) above, rounded down to
         a power of two, at least 8: an annealing step costs ~ restarts d K^2 on a CPU, so every pair
-        gets about the same time (docs/decisions.md)."""
+        gets about the same time (docs/decisions.md). :meth:`sized_for` applies ``work_limit``."""
         R = self.restarts
         if not R:
             R = 64 if d * K * K <= 7500 else max(8, 2 ** int(math.log2(64 * 7500 / (d * K * K))))
         return -(-R // n_devices) * n_devices
+
+    def sized_for(self, d: int, K: int, n_devices: int = 1) -> SolverSettings:
+        """The settings a pair runs with, within ``work_limit`` (restarts x :attr:`schedule_steps`
+        x d K^2): :meth:`restarts_for`, halved down to ``n_devices`` while over the limit, then the
+        hop rounds halved down to 0, then the anneal's and polish's steps shortened in proportion
+        (at least 10 each). Exploration goes first: at (64, 1000), one restart of 3000 steps
+        without hops reached max cos 0.146, as with 6 hop rounds in three times the work, and eight
+        restarts of 432 steps 0.162 (docs/decisions.md)."""
+        restarts, hops = self.restarts_for(d, K, n_devices), self.hop_rounds
+        if not self.work_limit:
+            return self.replace(restarts=restarts)
+        terms = d * K * K
+        work = lambda r, h: r * (self.steps + h * self.hop_steps + self.polish_steps) * terms
+        while restarts > n_devices and work(restarts, hops) > self.work_limit:
+            restarts = max(n_devices, -(-(restarts // 2) // n_devices) * n_devices)
+        while hops and work(restarts, hops) > self.work_limit:
+            hops //= 2
+        f = min(1.0, self.work_limit / work(restarts, hops))
+        if f == 1.0:
+            return self.replace(restarts=restarts, hop_rounds=hops)
+        short = {k: max(10, int(getattr(self, k) * f)) for k in ("steps", "polish_steps")}
+        return self.replace(restarts=restarts, hop_rounds=hops, **short)
 
 
 class State(NamedTuple):

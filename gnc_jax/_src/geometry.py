@@ -134,7 +134,9 @@ _separation = one_at_a_time(jax.jit(separation_masked))
 _separation_from_jit = jax.jit(_separation_from)
 
 SCREEN_MIN_K = 512  # above this many columns the QPs run on screened candidates (hull, column generation)
-EXACT_MAX_D = 64  # above this dimension (and K), only the classes nearest the margin get a QP
+# Above this K d^2 (and K), only the classes nearest the margin get a QP: all K QPs took about 7, 32,
+# 140 and 1000 s at K = 1000 and d = 8, 16, 32, 64 on 2 CPU cores (optimised codes; docs/decisions.md).
+EXACT_MAX_WORK = 3e5
 BOUNDED_CLASSES = 8  # how many: those with the smallest lower bounds
 
 
@@ -172,12 +174,12 @@ def separation(W, directions=None) -> Separation:
       (:func:`gnc_jax._src.hull.one_vs_rest_screened`, memory O(K^2) instead of O(d K^2)); ``directions``
       (d, K), e.g. the features of a HardMax solution, are its first guess of eq. (9). Same
       certificate: the Frank-Wolfe gap over all K points.
-    * larger K and d > ``EXACT_MAX_D``: optimised codes have supports of nearly d + 1 points there
-      (460 of 513 at d = 512), and an exact QP costs seconds per class. Every class then gets the
-      lower bound :func:`feature_lower_bounds` of ``directions`` (default W itself, which gives
-      1 - max_j <w_j, w_k>), and only the ``BOUNDED_CLASSES`` with the smallest bounds get a QP:
-      rho_one-vs-rest is certified to lie in [rho_lower, rho_one_vs_rest]; ``distances`` is +inf
-      for the classes without a QP.
+    * larger K and K d^2 > ``EXACT_MAX_WORK``: optimised codes have supports of nearly d + 1
+      points there (460 of 513 at d = 512), and an exact QP costs up to seconds per class. Every
+      class then gets the lower bound :func:`feature_lower_bounds` of ``directions`` (default W
+      itself, which gives 1 - max_j <w_j, w_k>), and only the ``BOUNDED_CLASSES`` with the
+      smallest bounds get a QP: rho_one-vs-rest is certified to lie in [rho_lower,
+      rho_one_vs_rest]; ``distances`` is +inf for the classes without a QP.
     """
     A = validate_configuration(W)
     d, K = A.shape
@@ -189,7 +191,7 @@ def separation(W, directions=None) -> Separation:
         dirs = validate_configuration(directions, "directions")
         if dirs.shape != A.shape:
             raise InvalidArgument(f"directions must have the shape of W {A.shape}, got {dirs.shape}")
-    if d <= EXACT_MAX_D:
+    if K * d * d <= EXACT_MAX_WORK:
         return _separation_from_jit(jnp.asarray(A), mask, hull.one_vs_rest_screened(A, dirs))
     lower = np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(dirs)))
     classes = np.argsort(lower)[:BOUNDED_CLASSES]

@@ -1,0 +1,113 @@
+"""The paper's regime, K >> d: whole-process time, peak memory and certified codes with default settings.
+
+For each (d, K) and both problems, ``gnc-jax solve PROBLEM --d d --K K --seed 0 --save DIR`` runs in a
+fresh process (wall time and the process's peak resident memory from ``os.wait4``); the saved
+configuration is certified again here, independently of the run's own report (max cos, and the
+one-vs-rest margin's certified bracket), next to the first K points of the Kerdock code where d is 4,
+16 or 64 (max cos 1/sqrt(d)) and the LP bound on max cos. With ``--annealer``, the annealer alone at
+the first pair under several budgets of restarts x steps (docs/decisions.md, "The annealer's work
+limit"). Rows are appended to the JSON file as they finish; a rerun skips them.
+
+Usage: python benchmarks/scale.py [--pairs 64:1000] [--annealer] [--out FILE]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import gnc_jax
+from gnc_jax import theory
+
+OUT = Path(__file__).parent / "results" / "scale.json"
+GNC = [sys.executable, "-m", "gnc_jax"]
+BUDGETS = [  # (label, SolverSettings fields) for --annealer
+    ("1 x 3000, no hops", dict(restarts=1, hop_rounds=0)),
+    ("1 x 9000", dict(restarts=1)),
+    ("8 x 432", dict(restarts=8, steps=216, hop_steps=108, polish_steps=108)),
+]
+
+
+def run_process(cmd) -> tuple[float, float, str]:
+    """(wall s, peak RSS GiB, stdout) of one command in a fresh process."""
+    t = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, stdout=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{cmd} failed")
+        out.seek(0)
+        return wall, usage.ru_maxrss / 2**20, out.read()
+
+
+def certified(W: np.ndarray) -> dict:
+    sep = gnc_jax.separation(W)
+    return {
+        "max_cos": gnc_jax.max_cos(W),
+        "rho_upper": float(sep.rho_one_vs_rest),
+        "rho_lower": float(sep.rho_lower),
+    }
+
+
+def pair_row(d: int, K: int) -> dict:
+    row = {"d": d, "K": K, "lp_max_cos_bound": theory.max_cos_lower_bound(d, K)}
+    if d in (4, 16, 64) and d * (d + 2) >= K:
+        row["kerdock_subset"] = certified(theory.kerdock_code(d)[:, :K])
+    for problem in ("tammes", "softmax-code"):
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [*GNC, "solve", problem, "--d", str(d), "--K", str(K), "--seed", "0", "--save", tmp]
+            wall, rss, _ = run_process(cmd)
+            W = np.load(next(Path(tmp).glob("*.npy")))
+        command = f"gnc-jax solve {problem} --d {d} --K {K} --seed 0 --save DIR"
+        row[problem] = certified(W) | {"wall_s": wall, "peak_rss_gib": rss, "command": command}
+        row[problem]["ratio_to_bound"] = (1 - row[problem]["max_cos"]) / (1 - row["lp_max_cos_bound"])
+        print(json.dumps({problem: row[problem]}), flush=True)
+    return row
+
+
+def annealer_rows(d: int, K: int) -> list[dict]:
+    import jax
+
+    from gnc_jax._src.driver import solve_pair
+    from gnc_jax._src.objectives import TAMMES
+
+    rows = []
+    for label, fields in BUDGETS:
+        s = gnc_jax.SolverSettings(**fields)
+        t = time.perf_counter()
+        with jax.enable_x64(True):
+            res = jax.jit(lambda k, s=s: solve_pair(TAMMES, s, d, K, k, d, K))(jax.random.key(0))
+            W = np.asarray(res.params["W"])
+        rows.append({"budget": label, "settings": fields, "wall_s": time.perf_counter() - t} | certified(W))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", default="64:1000", help="d:K,d:K,...")
+    ap.add_argument("--annealer", action="store_true", help="also the annealer's budgets at the first pair")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    data = json.loads(args.out.read_text()) if args.out.exists() else {"pairs": []}
+    pairs = [tuple(map(int, item.split(":"))) for item in args.pairs.split(",")]
+    done = {(r["d"], r["K"]) for r in data["pairs"]}
+    for d, K in pairs:
+        if (d, K) not in done:
+            data["pairs"].append(pair_row(d, K))
+            args.out.write_text(json.dumps(data, indent=1) + "\n")
+    if args.annealer and "annealer" not in data:
+        d, K = pairs[0]
+        data["annealer"] = {"d": d, "K": K, "rows": annealer_rows(d, K)}
+        args.out.write_text(json.dumps(data, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
