@@ -5,7 +5,11 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import gnc_jax
+import gnc_jax.store
 
 from gnc_jax._src import store
 from gnc_jax._src.store import ResultsStore, StoreError
@@ -172,3 +176,41 @@ def test_settings_conflict_names_the_difference():
     assert store.settings_conflict(rows, "softmax-code", json.dumps({"seed": 1})) is None  # other problem
     msg = store.settings_conflict(rows, "tammes", json.dumps({"seed": 0, "restarts": 64}))
     assert "restarts 16 in the store, 64 now" in msg
+
+
+def test_codes_round_trip_as_plain_numpy_files(tmp_path):
+    sol = gnc_jax.solve_tammes(3, 6, seed=0, solver=gnc_jax.SolverSettings(restarts=4, hop_rounds=0))
+    npy = gnc_jax.store.save_code(tmp_path / "c.npy", sol)
+    npz = gnc_jax.store.save_code(tmp_path / "sub" / "c.npz", sol)
+    np.testing.assert_array_equal(np.load(npy), sol.W)  # what any framework reads: the array itself
+    with np.load(npz, allow_pickle=False) as data:
+        np.testing.assert_array_equal(data["W"], sol.W)
+        assert float(data["max_cos"]) == sol.max_cos and str(data["problem"]) == "tammes"
+    for p in (npy, npz):
+        W = gnc_jax.store.load_code(p)
+        assert W.dtype == np.float64 and W.shape == (3, 6)
+        np.testing.assert_array_equal(W, sol.W)  # unit columns already: bit for bit
+        assert gnc_jax.max_cos(W) == pytest.approx(sol.max_cos, abs=1e-15)
+    assert not list(tmp_path.glob("*.tmp*")) and sorted(p.name for p in tmp_path.iterdir()) == [
+        "c.npy",
+        "sub",
+    ]
+
+
+def test_bad_code_files_are_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match="path must end in .npy or .npz"):
+        gnc_jax.store.save_code(tmp_path / "c.txt", np.eye(3))
+    with pytest.raises(ValueError, match="code contains NaN"):
+        gnc_jax.store.save_code(tmp_path / "c.npy", np.full((3, 4), np.nan))
+    assert not list(tmp_path.iterdir())  # nothing written
+    np.savez(tmp_path / "other.npz", X=np.eye(3))
+    with pytest.raises(ValueError, match="holds no array 'W'"):
+        gnc_jax.store.load_code(tmp_path / "other.npz")
+    np.save(tmp_path / "flat.npy", np.ones(5))
+    with pytest.raises(ValueError, match="flat.npy must have shape"):
+        gnc_jax.store.load_code(tmp_path / "flat.npy")
+    (tmp_path / "junk.npy").write_text("not numpy")
+    with pytest.raises(ValueError, match="not a NumPy file"):
+        gnc_jax.store.load_code(tmp_path / "junk.npy")
+    with pytest.raises(ValueError, match="is not a file"):
+        gnc_jax.store.load_code(tmp_path / "missing.npy")
