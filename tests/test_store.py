@@ -214,3 +214,18 @@ def test_bad_code_files_are_refused_by_name(tmp_path):
         gnc_jax.store.load_code(tmp_path / "junk.npy")
     with pytest.raises(ValueError, match="is not a file"):
         gnc_jax.store.load_code(tmp_path / "missing.npy")
+
+
+def test_a_setting_added_later_agrees_with_old_rows_only_where_it_changes_nothing():
+    from gnc_jax._src import sweep
+
+    rows = [{"problem": "tammes", "settings": json.dumps({"seed": 0, "restarts": 0})}]
+    new = json.dumps({"seed": 0, "restarts": 0, "work_limit": 2e11})
+    assert "work_limit None in the store" in store.settings_conflict(rows, "tammes", new)
+    assert store.settings_conflict(rows, "tammes", new, {"work_limit": 2e11}) is None
+    assert store.settings_conflict(rows, "tammes", new, {"work_limit": 1.0}) is not None  # another value
+    s = gnc_jax.SolverSettings()
+    pair = lambda d, K: sweep.Instance("tammes", d, K)
+    assert sweep._unbound_limits(s, [pair(3, 130), pair(8, 64)]) == {"work_limit": 2e11}  # the table's
+    assert sweep._unbound_limits(s, [pair(3, 13), pair(64, 1000)]) == {}  # the limit binds at (64, 1000)
+    assert sweep._unbound_limits(gnc_jax.UFMSettings(), [pair(3, 13)]) == {}  # no such setting

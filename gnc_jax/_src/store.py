@@ -408,10 +408,13 @@ class ResultsStore:
         self.close()
 
 
-def settings_conflict(rows: list[dict], problem: str, settings_json: str) -> str | None:
+def settings_conflict(
+    rows: list[dict], problem: str, settings_json: str, added: dict | None = None
+) -> str | None:
     """A message naming the settings that differ between this run and the store's rows of
-    ``problem``, or None."""
-    new = json.loads(settings_json)
+    ``problem``, or None. ``added``: settings introduced after rows were written, with the value
+    that reproduces the earlier behaviour; a row without such a key agrees with a run at that value."""
+    new, added = json.loads(settings_json), added or {}
     for r in rows:
         if r["problem"] != problem or r["settings"] == settings_json:
             continue
@@ -419,7 +422,8 @@ def settings_conflict(rows: list[dict], problem: str, settings_json: str) -> str
         diffs = [
             f"{k} {old.get(k)!r} in the store, {new.get(k)!r} now"
             for k in sorted(set(old) | set(new))
-            if old.get(k) != new.get(k)
+            if old.get(k) != new.get(k) and not (k not in old and k in added and new.get(k) == added[k])
         ]
-        return "; ".join(diffs) or "settings differ"
+        if diffs:
+            return "; ".join(diffs)
     return None

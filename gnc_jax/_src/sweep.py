@@ -115,6 +115,18 @@ def _solve(instances: list[Instance], seed: int, solver, weight_decay: float, se
     )
 
 
+def _unbound_limits(settings, instances) -> dict:
+    """{"work_limit": its value} when the limit binds no pair of this sweep (the run is then the
+    one before the limit existed, so rows written without the key agree), else {}."""
+    limit = getattr(settings, "work_limit", None)
+    if limit is None or any(
+        settings.sized_for(i.d, i.K) != settings.replace(restarts=settings.restarts_for(i.d, i.K))
+        for i in instances
+    ):
+        return {}
+    return {"work_limit": limit}
+
+
 def row_provenance(seed: int, settings_json: str) -> dict:
     """The provenance columns of a store row: seed, settings (JSON), version, device, store format."""
     import gnc_jax
@@ -306,7 +318,9 @@ def sweep(
     path = shard_path(out, process_index, process_count)
     t0 = time.perf_counter()
     with store.ResultsStore(path) as st:
-        conflict = store.settings_conflict(st.rows, problem, settings_json)
+        conflict = store.settings_conflict(
+            st.rows, problem, settings_json, _unbound_limits(settings, instances)
+        )
         if conflict:
             raise store.StoreError(
                 f"conflicting settings on resume of {problem} in {str(path)!r}: {conflict} "
