@@ -81,6 +81,5 @@ def load_code(path) -> np.ndarray:
                 raise InvalidArgument(f"{p} holds no array 'W' (it holds {sorted(data.files)})")
             W = data["W"]
     A = validate_configuration(W, str(p), unit=False)
-    if np.max(np.abs(np.linalg.norm(A, axis=0) - 1.0)) <= 1e-12:
-        return A  # as saved, bit for bit
-    return A / np.linalg.norm(A, axis=0)
+    norms = np.linalg.norm(A, axis=0)
+    return A if np.max(np.abs(norms - 1.0)) <= 1e-12 else A / norms  # unit columns: as saved

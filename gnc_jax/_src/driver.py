@@ -190,9 +190,8 @@ class SolverSettings(ValidatedSettings):
         """The settings a pair runs with, within ``work_limit`` (restarts x :attr:`schedule_steps`
         x d K^2): :meth:`restarts_for`, halved down to ``n_devices`` while over the limit, then the
         hop rounds halved down to 0, then the anneal's and polish's steps shortened in proportion
-        (at least 10 each). Exploration goes first: at (64, 1000), one restart of 3000 steps
-        without hops reached max cos 0.146, as with 6 hop rounds in three times the work, and eight
-        restarts of 432 steps 0.162 (docs/decisions.md)."""
+        (at least 10 each). Exploration goes first: one long restart beat many short ones where it
+        was measured (docs/decisions.md, "The annealer's work limit")."""
         restarts, hops = self.restarts_for(d, K, n_devices), self.hop_rounds
         if not self.work_limit:
             return self.replace(restarts=restarts)

@@ -134,8 +134,8 @@ _separation = one_at_a_time(jax.jit(separation_masked))
 _separation_from_jit = jax.jit(_separation_from)
 
 SCREEN_MIN_K = 512  # above this many columns the QPs run on screened candidates (hull, column generation)
-# Above this K d^2 (and K), only the classes nearest the margin get a QP: all K QPs took about 7, 32,
-# 140 and 1000 s at K = 1000 and d = 8, 16, 32, 64 on 2 CPU cores (optimised codes; docs/decisions.md).
+# Above this K d^2 (and K), only the classes nearest the margin get a QP: an exact QP's cost grows
+# about like d^2 on optimised codes (measurements: docs/decisions.md, "The annealer's work limit").
 EXACT_MAX_WORK = 3e5
 BOUNDED_CLASSES = 8  # how many: those with the smallest lower bounds
 
