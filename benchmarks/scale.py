@@ -8,7 +8,8 @@ one-vs-rest margin's certified bracket), next to the first K points of the Kerdo
 the first pair under several budgets of restarts x steps (docs/decisions.md, "The annealer's work
 limit"). Rows are appended to the JSON file as they finish; a rerun skips them.
 
-Usage: python benchmarks/scale.py [--pairs 64:1000] [--annealer] [--out FILE]
+Usage: python benchmarks/scale.py [--pairs 64:1000] [--problems tammes,softmax-code] [--annealer]
+       [--out FILE]
 """
 
 import argparse
@@ -56,11 +57,11 @@ def certified(W: np.ndarray) -> dict:
     }
 
 
-def pair_row(d: int, K: int) -> dict:
+def pair_row(d: int, K: int, problems) -> dict:
     row = {"d": d, "K": K, "lp_max_cos_bound": theory.max_cos_lower_bound(d, K)}
     if d in (4, 16, 64) and d * (d + 2) >= K:
         row["kerdock_subset"] = certified(theory.kerdock_code(d)[:, :K])
-    for problem in ("tammes", "softmax-code"):
+    for problem in problems:
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [*GNC, "solve", problem, "--d", str(d), "--K", str(K), "--seed", "0", "--save", tmp]
             wall, rss, _ = run_process(cmd)
@@ -94,14 +95,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", default="64:1000", help="d:K,d:K,...")
     ap.add_argument("--annealer", action="store_true", help="also the annealer's budgets at the first pair")
+    ap.add_argument("--problems", default="tammes,softmax-code", help="of tammes, softmax-code")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
+    problems = args.problems.split(",")
+    if not problems or not set(problems) <= {"tammes", "softmax-code"}:
+        ap.error(f"--problems: tammes and/or softmax-code, got {args.problems!r}")
     data = json.loads(args.out.read_text()) if args.out.exists() else {"pairs": []}
     pairs = [tuple(map(int, item.split(":"))) for item in args.pairs.split(",")]
     done = {(r["d"], r["K"]) for r in data["pairs"]}
     for d, K in pairs:
         if (d, K) not in done:
-            data["pairs"].append(pair_row(d, K))
+            data["pairs"].append(pair_row(d, K, problems))
             args.out.write_text(json.dumps(data, indent=1) + "\n")
     if args.annealer and "annealer" not in data:
         d, K = pairs[0]
