@@ -1,12 +1,13 @@
 """The paper's regime, K >> d: whole-process time, peak memory and certified codes with default settings.
 
-For each (d, K) and both problems, ``gnc-jax solve PROBLEM --d d --K K --seed 0 --save DIR`` runs in a
-fresh process (wall time and the process's peak resident memory from ``os.wait4``); the saved
-configuration is certified again here, independently of the run's own report (max cos, and the
-one-vs-rest margin's certified bracket), next to the first K points of the Kerdock code where d is 4,
-16 or 64 (max cos 1/sqrt(d)) and the LP bound on max cos. With ``--annealer``, the annealer alone at
-the first pair under several budgets of restarts x steps (docs/decisions.md, "The annealer's work
-limit"). Rows are appended to the JSON file as they finish; a rerun skips them.
+For each (d, K) and each problem of ``--problems`` (both by default), ``gnc-jax solve PROBLEM --d d
+--K K --seed 0 --save DIR`` runs in a fresh process (wall time and the process's peak resident
+memory from ``os.wait4``); the saved configuration is certified again here, independently of the
+run's own report (max cos, and the one-vs-rest margin's certified bracket), next to the first K
+points of the Kerdock code where d is 4, 16 or 64 (max cos 1/sqrt(d)) and the LP bound on max cos.
+With ``--annealer``, the annealer alone at the first pair under several budgets of restarts x steps
+(docs/decisions.md, "The annealer's work limit"). Rows are appended to the JSON file as they finish;
+a rerun runs only the problems a pair's row lacks.
 
 Usage: python benchmarks/scale.py [--pairs 64:1000] [--problems tammes,softmax-code] [--annealer]
        [--out FILE]
@@ -99,14 +100,19 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     problems = args.problems.split(",")
-    if not problems or not set(problems) <= {"tammes", "softmax-code"}:
+    if not set(problems) <= {"tammes", "softmax-code"}:
         ap.error(f"--problems: tammes and/or softmax-code, got {args.problems!r}")
     data = json.loads(args.out.read_text()) if args.out.exists() else {"pairs": []}
     pairs = [tuple(map(int, item.split(":"))) for item in args.pairs.split(",")]
-    done = {(r["d"], r["K"]) for r in data["pairs"]}
+    rows = {(r["d"], r["K"]): r for r in data["pairs"]}
     for d, K in pairs:
-        if (d, K) not in done:
-            data["pairs"].append(pair_row(d, K, problems))
+        row = rows.get((d, K))
+        missing = [p for p in problems if row is None or p not in row]
+        if missing:
+            if row is None:
+                data["pairs"].append(pair_row(d, K, missing))
+            else:
+                row.update(pair_row(d, K, missing))
             args.out.write_text(json.dumps(data, indent=1) + "\n")
     if args.annealer and "annealer" not in data:
         d, K = pairs[0]
