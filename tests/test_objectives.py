@@ -114,3 +114,13 @@ def test_analytic_term_gradients_match_jax(name):
 def test_unknown_problem_is_named():
     with pytest.raises(ValueError, match="problem must be one of"):
         get_problem("kissing")
+
+
+@pytest.mark.parametrize("name", ["tammes", "softmax-code"])
+def test_init_keeps_the_requested_dtype_when_the_pair_is_traced(name):
+    """Inside a bucket's compiled call d and K are traced int64: no variable may come out float64
+    when float32 was asked for (a float64 H made every float32 softmax-code step a float64 one)."""
+    problem = get_problem(name)
+    init = jax.jit(lambda key, d, K: problem.init(key, d, K, 6, 12, jnp.float32)[0])
+    params = init(jax.random.PRNGKey(0), jnp.int64(5), jnp.int64(10))
+    assert {k: v.dtype for k, v in params.items()} == {k: jnp.dtype("float32") for k in problem.variables}

@@ -266,7 +266,7 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
     work = lambda z, d, K: z.restarts * z.schedule_steps * d * K * K
     for d, K in [(16, 600), (64, 1000), (128, 2000), (512, 10000)]:
         z = s.sized_for(d, K)
-        assert work(z, d, K) <= s.work_limit or (z.steps, z.polish_steps, z.hop_rounds) == (10, 10, 0)
+        assert work(z, d, K) <= s.work_limit or (z.steps + z.polish_steps, z.hop_rounds) == (100, 0)
         assert z.restarts == 1 or z.schedule_steps == s.schedule_steps  # restarts go first
         assert z.hop_rounds == 0 or (z.steps, z.polish_steps) == (s.steps, s.polish_steps)  # then hops
     assert s.sized_for(16, 600) == s.replace(restarts=2)  # 2 x 9000 x 16 x 600^2 = 1.04e11
@@ -274,6 +274,12 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
     assert s.sized_for(64, 1000) == s.replace(restarts=1, hop_rounds=0)
     z = s.sized_for(128, 2000)  # 2e11 / (128 * 2000^2) = 390 steps, 2 : 1 as the anneal and polish
     assert (z.restarts, z.hop_rounds, z.steps, z.polish_steps) == (1, 0, 260, 130)
+    # 260 steps at 30 a decade cover 8.67 decades from t_start = 0.1: t_end rises from 1e-10
+    assert z.t_end == pytest.approx(0.1 * 10 ** (-260 / 30)) and z.polish_t_end == s.polish_t_end
+    z = s.sized_for(512, 10000)  # 5.1e10 terms a step: the floor of 100 steps, 3.3 decades in all
+    assert (z.steps, z.polish_steps) == (67, 33)
+    assert z.t_end == pytest.approx(0.1 * 10 ** (-67 / 30))
+    assert z.polish_t_end == pytest.approx(z.t_end * 10 ** (-33 / 30))
     assert s.sized_for(64, 1000, n_devices=4).restarts == 4  # never below one per device
     assert s.replace(work_limit=0).sized_for(64, 1000) == s.replace(work_limit=0, restarts=8)  # no limit
     with pytest.raises(ValueError, match="work_limit"):

@@ -88,6 +88,12 @@ class ValidatedSettings:
         return dataclasses.replace(self, **changes)
 
 
+# A schedule shortened by the work limit keeps at least this many steps (anneal and polish together,
+# 2 : 1 as the defaults), and at least this many steps per decade of temperature: 100 steps cover
+# 0.1 -> 6e-4 -> 5e-5 rather than 0.1 -> 1e-10 -> 1e-13 (docs/decisions.md, "The annealer's work limit").
+MIN_SCHEDULE_STEPS = 100
+STEPS_PER_DECADE = 30
+
 # LPs of the SLP polish up to this many unknowns get all ``lp_polish_iters`` iterations: every Tammes
 # polish at d = 3 up to K = 170 ((d - 1) K), the softmax codes at d = 3 up to K = 85 ((d - 1) 2K).
 POLISH_FULL_UNKNOWNS = 340
@@ -189,9 +195,11 @@ class SolverSettings(ValidatedSettings):
     def sized_for(self, d: int, K: int, n_devices: int = 1) -> SolverSettings:
         """The settings a pair runs with, within ``work_limit`` (restarts x :attr:`schedule_steps`
         x d K^2): :meth:`restarts_for`, halved down to ``n_devices`` while over the limit, then the
-        hop rounds halved down to 0, then the anneal's and polish's steps shortened in proportion
-        (at least 10 each). Exploration goes first: one long restart beat many short ones where it
-        was measured (docs/decisions.md, "The annealer's work limit")."""
+        hop rounds halved down to 0, then the anneal's and polish's steps shortened in proportion,
+        to ``MIN_SCHEDULE_STEPS`` together at least. A shortened schedule keeps
+        ``STEPS_PER_DECADE`` steps per decade of temperature: its ``t_end`` and ``polish_t_end``
+        rise as far as needed. Exploration goes first: one long restart beat many short ones where
+        it was measured (docs/decisions.md, "The annealer's work limit")."""
         restarts, hops = self.restarts_for(d, K, n_devices), self.hop_rounds
         if not self.work_limit:
             return self.replace(restarts=restarts)
@@ -204,8 +212,18 @@ class SolverSettings(ValidatedSettings):
         f = min(1.0, self.work_limit / work(restarts, hops))
         if f == 1.0:
             return self.replace(restarts=restarts, hop_rounds=hops)
-        short = {k: max(10, int(getattr(self, k) * f)) for k in ("steps", "polish_steps")}
-        return self.replace(restarts=restarts, hop_rounds=hops, **short)
+        f = max(f, MIN_SCHEDULE_STEPS / (self.steps + self.polish_steps))
+        steps, polish_steps = (max(1, round(getattr(self, k) * f)) for k in ("steps", "polish_steps"))
+        t_end = max(self.t_end, self.t_start * 10 ** (-steps / STEPS_PER_DECADE))
+        polish_t_end = max(self.polish_t_end, t_end * 10 ** (-polish_steps / STEPS_PER_DECADE))
+        return self.replace(
+            restarts=restarts,
+            hop_rounds=hops,
+            steps=steps,
+            polish_steps=polish_steps,
+            t_end=t_end,
+            polish_t_end=polish_t_end,
+        )
 
 
 class State(NamedTuple):

@@ -161,7 +161,9 @@ class Problem(NamedTuple):
         if self.features_per_class:
             n = self.features_per_class
             H = jnp.repeat(W, n, axis=1)
-            noise = jax.random.normal(k_h, H.shape, dtype) * row_mask[:, None] / jnp.sqrt(d)
+            # d may be a traced int64: its square root in ``dtype``, or H would come out float64
+            root_d = jnp.sqrt(jnp.asarray(d, dtype))
+            noise = jax.random.normal(k_h, H.shape, dtype) * row_mask[:, None] / root_d
             params["H"] = normalize_columns(H + FEATURE_NOISE * tangent_project(H, noise))
         return params, row_mask, col_mask
 
