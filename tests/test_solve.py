@@ -284,3 +284,13 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
     assert s.replace(work_limit=0).sized_for(64, 1000) == s.replace(work_limit=0, restarts=8)  # no limit
     with pytest.raises(ValueError, match="work_limit"):
         SolverSettings(work_limit=-1)
+
+
+@pytest.mark.parametrize("problem", ["tammes", "softmax-code"])
+def test_a_float32_solve_returns_its_code_on_the_sphere(problem):
+    """The float32 annealer's best configuration comes back as unit columns, at the proven optimum
+    of d = 3, K = 6 (the octahedron: 90 degrees). Normalising the (pairs, d, K) stack along the
+    wrong axis once returned a W of +-1 entries."""
+    s = gnc_jax.solve(problem, 3, 6, seed=0, solver=SolverSettings(dtype="float32", restarts=4))
+    np.testing.assert_allclose(np.linalg.norm(s.W, axis=0), 1.0, rtol=0, atol=1e-12)
+    assert s.min_angle_deg == pytest.approx(90.0, abs=1e-3)

@@ -138,7 +138,7 @@ def _bucket_solver(
         res = axis_map(pair, keys.shape[0])(keys, ds, Ks)
         params = {k: v.astype(jnp.float64) for k, v in res.params.items()}
         if settings.dtype != "float64":  # back onto the sphere in float64 before anything is certified
-            params = {k: normalize_columns(v) for k, v in params.items()}
+            params = {k: jax.vmap(normalize_columns)(v) for k, v in params.items()}  # per pair
         return res, params
 
     return jax.jit(run)
