@@ -280,6 +280,8 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
     assert (z.steps, z.polish_steps) == (67, 33)
     assert z.t_end == pytest.approx(0.1 * 10 ** (-67 / 30))
     assert z.polish_t_end == pytest.approx(z.t_end * 10 ** (-33 / 30))
+    short = s.replace(steps=20, polish_steps=10).sized_for(512, 10000)  # a user's shorter schedule stays
+    assert (short.steps, short.polish_steps, short.t_end) == (20, 10, s.hop_t_start)
     assert s.sized_for(64, 1000, n_devices=4).restarts == 4  # never below one per device
     assert s.replace(work_limit=0).sized_for(64, 1000) == s.replace(work_limit=0, restarts=8)  # no limit
     with pytest.raises(ValueError, match="work_limit"):

@@ -212,9 +212,10 @@ class SolverSettings(ValidatedSettings):
         f = min(1.0, self.work_limit / work(restarts, hops))
         if f == 1.0:
             return self.replace(restarts=restarts, hop_rounds=hops)
-        f = max(f, MIN_SCHEDULE_STEPS / (self.steps + self.polish_steps))
+        f = max(f, min(1.0, MIN_SCHEDULE_STEPS / (self.steps + self.polish_steps)))  # never longer
         steps, polish_steps = (max(1, round(getattr(self, k) * f)) for k in ("steps", "polish_steps"))
-        t_end = max(self.t_end, self.t_start * 10 ** (-steps / STEPS_PER_DECADE))
+        reach = min(self.hop_t_start, self.t_start * 10 ** (-steps / STEPS_PER_DECADE))
+        t_end = max(self.t_end, reach)
         polish_t_end = max(self.polish_t_end, t_end * 10 ** (-polish_steps / STEPS_PER_DECADE))
         return self.replace(
             restarts=restarts,
