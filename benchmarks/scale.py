@@ -7,15 +7,17 @@ run's own report (max cos, and the one-vs-rest margin's certified bracket), next
 points of the Kerdock code where d is 4, 16 or 64 (max cos 1/sqrt(d)) and the LP bound on max cos.
 With ``--annealer``, the annealer alone at the first pair under several budgets of restarts x steps
 (docs/decisions.md, "The annealer's work limit"). Rows are appended to the JSON file as they finish;
-a rerun runs only the problems a pair's row lacks.
+a rerun runs only the problems a pair's row lacks. With ``--codes DIR`` each saved configuration is
+kept as ``DIR/{problem}_d{d}_K{K}_seed0.npy`` (float64, the file the row was certified from).
 
 Usage: python benchmarks/scale.py [--pairs 64:1000] [--problems tammes,softmax-code] [--annealer]
-       [--out FILE]
+       [--codes DIR] [--out FILE]
 """
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,7 +60,7 @@ def certified(W: np.ndarray) -> dict:
     }
 
 
-def pair_row(d: int, K: int, problems) -> dict:
+def pair_row(d: int, K: int, problems, codes: Path | None) -> dict:
     row = {"d": d, "K": K, "lp_max_cos_bound": theory.max_cos_lower_bound(d, K)}
     if d in (4, 16, 64) and d * (d + 2) >= K:
         row["kerdock_subset"] = certified(theory.kerdock_code(d)[:, :K])
@@ -66,7 +68,11 @@ def pair_row(d: int, K: int, problems) -> dict:
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [*GNC, "solve", problem, "--d", str(d), "--K", str(K), "--seed", "0", "--save", tmp]
             wall, rss, _ = run_process(cmd)
-            W = np.load(next(Path(tmp).glob("*.npy")))
+            saved = next(Path(tmp).glob("*.npy"))
+            W = np.load(saved)
+            if codes is not None:
+                codes.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(saved, codes / f"{problem.replace('-', '_')}_d{d}_K{K}_seed0.npy")
         command = f"gnc-jax solve {problem} --d {d} --K {K} --seed 0 --save DIR"
         row[problem] = certified(W) | {"wall_s": wall, "peak_rss_gib": rss, "command": command}
         row[problem]["ratio_to_bound"] = (1 - row[problem]["max_cos"]) / (1 - row["lp_max_cos_bound"])
@@ -97,6 +103,7 @@ def main() -> None:
     ap.add_argument("--pairs", default="64:1000", help="d:K,d:K,...")
     ap.add_argument("--annealer", action="store_true", help="also the annealer's budgets at the first pair")
     ap.add_argument("--problems", default="tammes,softmax-code", help="of tammes, softmax-code")
+    ap.add_argument("--codes", type=Path, help="keep each certified configuration in this folder")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     problems = args.problems.split(",")
@@ -110,9 +117,9 @@ def main() -> None:
         missing = [p for p in problems if row is None or p not in row]
         if missing:
             if row is None:
-                data["pairs"].append(pair_row(d, K, missing))
+                data["pairs"].append(pair_row(d, K, missing, args.codes))
             else:
-                row.update(pair_row(d, K, missing))
+                row.update(pair_row(d, K, missing, args.codes))
             args.out.write_text(json.dumps(data, indent=1) + "\n")
     if args.annealer and "annealer" not in data:
         d, K = pairs[0]

@@ -138,5 +138,9 @@ def test_large_k_paths_bracket_the_exact_margin(monkeypatch, bounded):
     assert known.sum() == (geometry.BOUNDED_CLASSES if bounded else K)
     if not bounded:
         assert float(sep.rho_one_vs_rest) == pytest.approx(float(exact.rho_one_vs_rest), abs=1e-12)
+    if bounded:  # directions that fit another configuration leave W's own bounds
+        own = geometry.separation(W)
+        unrelated = geometry.separation(W, directions=-W)
+        assert float(unrelated.rho_lower) == float(own.rho_lower) > 0
     with pytest.raises(ValueError, match="directions"):
         geometry.separation(W, directions=W[:, :-1])

@@ -56,6 +56,21 @@ def test_ncc_accuracy_counts_the_misassigned_features():
     assert metrics.ncc_accuracy(H, y, means=means) == 0.5
 
 
+@pytest.mark.parametrize("chunk", [3, 4096])
+def test_ncc_accuracy_in_blocks_matches_the_distances_one_by_one(monkeypatch, chunk):
+    monkeypatch.setattr(metrics, "NCC_CHUNK", chunk)
+    rng = np.random.default_rng(0)
+    means = rng.normal(size=(3, 6))
+    H = rng.normal(size=(3, 40))
+    y = rng.integers(0, 5, size=40)  # class 5 has no feature: allowed with given centres
+    nearest = [np.argmin(np.linalg.norm(means - h[:, None], axis=0)) for h in H.T]
+    expected = np.mean(np.array(nearest) == y)
+    assert 0 < expected < 1
+    assert metrics.ncc_accuracy(H, y, means=means) == expected
+    with pytest.raises(ValueError, match="labels must lie in"):
+        metrics.ncc_accuracy(H, np.full(40, 6), means=means)
+
+
 def test_nc2_is_zero_only_for_the_simplex_etf():
     assert metrics.nc2_etf_distance(gnc_jax.theory.simplex_etf(5, 6)) < 1e-14
     assert metrics.nc2_etf_distance(random_configuration(0, 5, 6)) > 0.1

@@ -49,6 +49,26 @@ def test_cmf_classifier_trains():
     assert hist[-1]["train_accuracy"] > 0.95 and hist[-1]["gnc3"] < hist[0]["gnc3"]
 
 
+def test_measuring_every_few_epochs_leaves_the_training_as_it_was():
+    data = nn.gaussian_mixture(6, dim=8, per_class=20, separation=4.0, seed=2)
+    W = np.hstack([np.eye(3), -np.eye(3)])  # the octahedron as a fixed classifier
+
+    def run(measure_every):
+        model = nn.make_network(data, 3, 0.1, classifier="fixed", W=W, width=16, seed=0)
+        settings = nn.TrainSettings(epochs=6, batch_size=16, measure_every=measure_every)
+        return {row["epoch"]: row for row in nn.train(model, data, settings, seed=0)}
+
+    every, sparse = run(1), run(4)
+    assert sorted(sparse) == [0, 4, 6]
+    for epoch in (4, 6):
+        for name in ("train_loss", "test_accuracy", "gnc1", "gnc2", "gnc3", "ncc_test_accuracy"):
+            assert sparse[epoch][name] == every[epoch][name]
+    assert sparse[0]["measure_s"] == 0 < sparse[4]["measure_s"] < sparse[4]["wall_s"]
+    assert sparse[6]["batch_loss"] == pytest.approx((every[5]["batch_loss"] + every[6]["batch_loss"]) / 2)
+    with pytest.raises(ValueError, match="measure_every"):
+        nn.TrainSettings(measure_every=0)
+
+
 @pytest.mark.slow
 def test_verify_network_cli_writes_metrics(tmp_path, capsys):
     out = tmp_path / "run"
@@ -145,6 +165,21 @@ def test_square_assignments_are_the_three_antipodal_pairings():
         assert G[others[0], others[1]] == pytest.approx(-1, abs=1e-9)  # the other two opposite
         seen.add(frozenset([frozenset([0, j]), frozenset(others)]))
     assert len(seen) == 3
+
+
+def test_nearest_assignment_finds_a_hidden_permutation():
+    rng = np.random.default_rng(3)
+    W = rng.normal(size=(5, 40))
+    W /= np.linalg.norm(W, axis=0)
+    hidden = rng.permutation(40)
+    means = 2.0 * W[:, hidden] + 0.01 * rng.normal(size=(5, 40))  # class k's mean near w_hidden[k]
+    assert nn.nearest_assignment(W, means) == hidden.tolist()
+    crowded = np.tile(W[:, :1], (1, 40))  # every mean at one point: still a permutation
+    assert sorted(nn.nearest_assignment(W, crowded)) == list(range(40))
+    with pytest.raises(ValueError, match="means must have W's shape"):
+        nn.nearest_assignment(W, means[:, :39])
+    with pytest.raises(ValueError, match="means"):
+        nn.nearest_assignment(W, np.full((5, 40), np.nan))
 
 
 def test_temperature_continuation_schedule():

@@ -176,8 +176,8 @@ def separation(W, directions=None) -> Separation:
       certificate: the Frank-Wolfe gap over all K points.
     * larger K and K d^2 > ``EXACT_MAX_WORK``: optimised codes have supports of nearly d + 1
       points there (460 of 513 at d = 512), and an exact QP costs up to seconds per class. Every
-      class then gets the lower bound :func:`feature_lower_bounds` of ``directions`` (default W
-      itself, which gives 1 - max_j <w_j, w_k>), and only the ``BOUNDED_CLASSES`` with the
+      class then gets the larger of the lower bounds :func:`feature_lower_bounds` of W itself
+      (1 - max_j <w_j, w_k>) and of ``directions``, and only the ``BOUNDED_CLASSES`` with the
       smallest bounds get a QP: rho_one-vs-rest is certified to lie in [rho_lower,
       rho_one_vs_rest]; ``distances`` is +inf for the classes without a QP.
     """
@@ -193,7 +193,9 @@ def separation(W, directions=None) -> Separation:
             raise InvalidArgument(f"directions must have the shape of W {A.shape}, got {dirs.shape}")
     if K * d * d <= EXACT_MAX_WORK:
         return _separation_from_jit(jnp.asarray(A), mask, hull.one_vs_rest_screened(A, dirs))
-    lower = np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(dirs)))
+    lower = np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(A)))
+    if directions is not None:  # both bound every class: features that fit another W cannot hurt
+        lower = np.maximum(lower, np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(dirs))))
     classes = np.argsort(lower)[:BOUNDED_CLASSES]
     sub = hull.one_vs_rest_screened(A, dirs, classes, candidates=2 * (d + 1), max_rounds=3)
     x, gap, weights = np.zeros((K, d)), np.zeros(K), np.zeros((K, K))

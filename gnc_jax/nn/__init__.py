@@ -11,6 +11,7 @@ from gnc_jax.nn.modules import (
     SphericalHead,
 )
 from gnc_jax.nn.train import TrainSettings, epoch_metrics, make_network, reference_rho, train
+from gnc_jax.nn.verify import nearest_assignment
 
 __all__ = [
     "MLP",
@@ -27,6 +28,7 @@ __all__ = [
     "gaussian_mixture",
     "load",
     "make_network",
+    "nearest_assignment",
     "reference_rho",
     "train",
 ]

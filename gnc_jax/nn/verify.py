@@ -16,6 +16,7 @@ import numpy as np
 
 from gnc_jax._src.process import float64
 from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.geometry import validate_configuration
 from gnc_jax._src.status import Status
 from gnc_jax.nn import data as datasets
 from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, reference_solution, train
@@ -38,6 +39,39 @@ def check_assignment(assignment, K: int) -> list[int] | None:
     if sorted(assignment) != list(range(K)):
         raise InvalidArgument(f"assignment must be a permutation of 0..{K - 1}, got {assignment!r}")
     return assignment
+
+
+def nearest_assignment(W, means) -> list[int]:
+    """A class assignment for a fixed classifier: greedily, the class whose mean is closest (in
+    angle) to a free code point takes it, until every class has one.
+
+    With K >> d a fixed code asks the backbone to send class k's features to w_{assignment[k]}; an
+    arbitrary assignment makes that an arbitrary map of K points, which a small backbone cannot
+    learn (``benchmarks/fixed_head.py``). Matching the classes' mean features of the untrained
+    network to nearby code points keeps the map close to the one the backbone already computes
+    (the assignment question of §4, Fig. 4, answered by proximity).
+
+    Args:
+      W: (d, K) code (columns normalised here).
+      means: (d, K) class means of the features, column k for class k (normalised here).
+
+    Returns:
+      The permutation as a list: class k gets code point ``assignment[k]``.
+
+    >>> nearest_assignment([[1.0, -1.0], [0.0, 0.0]], [[-2.0, 3.0], [1.0, 0.0]])
+    [1, 0]
+    """
+    W = validate_configuration(W, name="W")
+    M = validate_configuration(means, name="means")
+    if M.shape != W.shape:
+        raise InvalidArgument(f"means must have W's shape {W.shape}, got {M.shape}")
+    C = (M.T @ W).astype(np.float32)  # (classes, code points); K = 10^4 is 400 MB
+    assignment = np.full(W.shape[1], -1)
+    for k in np.argsort(-C.max(axis=1), kind="stable"):  # the most decided classes first
+        j = int(np.argmax(C[k]))
+        assignment[k] = j
+        C[:, j] = -np.inf
+    return assignment.tolist()
 
 
 def square_assignments() -> dict[int, list[int]]:
