@@ -239,7 +239,9 @@ def softmax_code_margin(W) -> float:
       W: (d, K) configuration; columns are normalised to the sphere.
 
     Returns:
-      The margin (float64), certified by exact QPs (:func:`separation`).
+      The margin (float64), certified by exact QPs (:func:`separation`). Where :func:`separation`
+      runs QPs for a few classes only (K > 512 and K d^2 > ``EXACT_MAX_WORK``), this is the upper
+      end of its certified bracket; ``separation(W).rho_lower`` is the lower end.
 
     >>> import numpy as np
     >>> W = np.array([[1.0, -0.5, -0.5], [0.0, 3**0.5 / 2, -3**0.5 / 2]])  # the simplex, K = 3

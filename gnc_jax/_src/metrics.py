@@ -118,7 +118,8 @@ def gnc2(W) -> float:
       W: (d, K) classifier; its columns are normalised first (so it applies to weight decay too).
 
     Returns:
-      The certified margin (float64, :func:`gnc_jax.softmax_code_margin`).
+      The certified margin (float64, :func:`gnc_jax.softmax_code_margin`; for large K the upper
+      end of its certified bracket).
 
     >>> round(gnc2([[2.0, -1.0], [0.0, 0.0]]), 12)  # two antipodal classes: the distance 2
     2.0
