@@ -7,7 +7,7 @@ import pytest
 from conftest import random_configuration
 
 import gnc_jax
-from gnc_jax._src.objectives import PROBLEMS, get_problem
+from gnc_jax._src.objectives import PROBLEMS, Problem, get_problem
 
 # These tests call JAX internals directly (float64 scoped to each test, as the public API does).
 pytestmark = pytest.mark.usefixtures("x64")
@@ -124,3 +124,52 @@ def test_init_keeps_the_requested_dtype_when_the_pair_is_traced(name):
     init = jax.jit(lambda key, d, K: problem.init(key, d, K, 6, 12, jnp.float32)[0])
     params = init(jax.random.PRNGKey(0), jnp.int64(5), jnp.int64(10))
     assert {k: v.dtype for k, v in params.items()} == {k: jnp.dtype("float32") for k in problem.variables}
+
+
+@pytest.mark.parametrize("name", ["tammes", "softmax-code", "hardmax"])
+@pytest.mark.parametrize("block", [5, 16, 64])
+def test_the_terms_in_column_blocks_give_the_dense_loss_gradient_and_score(name, block):
+    """Blocks that do not divide the columns, padding, a running max that rises across blocks, and
+    a temperature small enough that the first blocks' exponentials underflow against the last."""
+    problem = get_problem(name, n=2)
+    n = problem.features_per_class
+    params, col_mask = _params(problem, 3, 4, 9, d_max=6, K_max=12)
+    if n > 1:  # two features per class: H (6, 24) from the class's w_k plus noise
+        H = np.repeat(np.asarray(params["W"]), n, axis=1) + 0.3 * np.random.default_rng(4).normal(
+            size=(6, 24)
+        )
+        params["H"] = jnp.asarray(H / np.linalg.norm(H, axis=0))
+    offsets = problem.smoothing_offsets(col_mask)
+    for t in (0.3, 1e-3):
+        value, grad = problem.value_and_grad(params, offsets, t)
+        blocks = jax.jit(lambda p, t: problem.value_and_grad_blocks(p, col_mask, t, block))
+        bvalue, bgrad = blocks(params, t)
+        np.testing.assert_allclose(bvalue, value, rtol=1e-14, atol=1e-15)
+        for k in params:
+            np.testing.assert_allclose(bgrad[k], grad[k], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        problem.score_blocks(params, col_mask, block), problem.score(params, col_mask), atol=1e-15
+    )
+
+
+def test_pairs_too_large_for_the_dense_terms_are_solved_in_blocks(monkeypatch):
+    from gnc_jax._src import driver
+
+    assert driver.term_block(1, 10_240, 10_240) == 0  # every pair up to K = 10^4 stays dense
+    assert driver.term_block(1, 100_000, 100_000) == 2048 and driver.term_block(8, 12, 12) == 0
+    monkeypatch.setattr(driver, "DENSE_MAX_TERMS", 20)
+    monkeypatch.setattr(driver, "MIN_BLOCK", 4)
+    assert driver.term_block(1, 4, 4) == 0 and driver.term_block(2, 7, 7) == 4
+    traced = []
+    blocks = Problem.value_and_grad_blocks
+    monkeypatch.setattr(Problem, "value_and_grad_blocks", lambda *a: traced.append(a[-1]) or blocks(*a))
+    jax.clear_caches()  # the solvers compiled with the dense terms
+    try:
+        s = gnc_jax.SolverSettings(restarts=2, steps=400, hop_rounds=0, polish_steps=200)
+        octahedron = gnc_jax.solve_tammes(3, 6, seed=0, solver=s)
+        simplex = gnc_jax.solve_softmax_code(3, 4, seed=0, solver=s)
+    finally:
+        jax.clear_caches()
+    assert traced and set(traced) == {4}  # both solves ran on blocks of 4 columns
+    assert octahedron.max_cos == pytest.approx(0.0, abs=1e-9)  # the octahedron's
+    assert simplex.rho_one_vs_rest == pytest.approx(4 / 3, abs=1e-9)  # Theorem 3.3: K / (K - 1)

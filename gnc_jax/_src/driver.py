@@ -356,6 +356,27 @@ def axis_map(fn, size: int, in_axes=0):
     return single
 
 
+# The most terms the annealer forms at once (restarts x K x columns): 2^28 terms are 2 GiB in
+# float64. Above it the terms go in column blocks (``Problem.value_and_grad_blocks``); every
+# pair up to K = 10^4 with one restart stays dense.
+DENSE_MAX_TERMS = 2**28
+MIN_BLOCK = 128
+
+
+def term_block(restarts: int, K: int, columns: int) -> int:
+    """0 (form all terms at once) when restarts x K x columns <= ``DENSE_MAX_TERMS``, else the
+    column block width: the largest power of two that keeps a block's terms within the limit (at
+    least ``MIN_BLOCK``).
+
+    >>> term_block(1, 10_240, 10_240), term_block(1, 100_000, 100_000)
+    (0, 2048)
+    """
+    if restarts * K * columns <= DENSE_MAX_TERMS:
+        return 0
+    width = max(DENSE_MAX_TERMS // (restarts * K), MIN_BLOCK)
+    return min(1 << (width.bit_length() - 1), columns)
+
+
 class PairResult(NamedTuple):
     """Raw per-pair output of :func:`solve_pair` (arrays; certification happens afterwards)."""
 
@@ -395,10 +416,15 @@ def solve_pair(
     row_mask, col_mask = row_mask[0], col_mask[0]
     if constrain is not None:
         params = constrain(params)
-    score_all = axis_map(problem.score, R, (0, None))
-    offsets = problem.smoothing_offsets(col_mask)
+    block = term_block(R, K_max, K_max * max(problem.features_per_class, 1))
+    if block:  # the terms in column blocks: nothing of size K x K is held
+        score_all = axis_map(lambda p, c: problem.score_blocks(p, c, block), R, (0, None))
+        value_and_grad = lambda p, t: problem.value_and_grad_blocks(p, col_mask, t, block)
+    else:
+        score_all = axis_map(problem.score, R, (0, None))
+        offsets = problem.smoothing_offsets(col_mask)
+        value_and_grad = lambda p, t: problem.value_and_grad(p, offsets, t)
     col_masks = problem.column_masks(col_mask)
-    value_and_grad = lambda p, t: problem.value_and_grad(p, offsets, t)
     optimizer = riemannian_adam(col_masks)
     anneal = axis_map(
         lambda p, temps, offset: run_schedule(

@@ -196,6 +196,87 @@ class Problem(NamedTuple):
         """Exact objective to maximise: -max over the real entries of the terms."""
         return -jnp.max(jnp.where(self.term_mask(col_mask), self.terms(params), -jnp.inf))
 
+    def _term_blocks(self, params, col_mask, block: int):
+        """The terms in column blocks of width ``block``, never all at once (memory O(K block)).
+
+        Returns (number of blocks, ``terms_of(W, X_b, W_own_b)``, ``block_inputs(b)``, scatter):
+        column c of the terms is <w_j, x_c> - <w_{k(c)}, x_c> with x_c a column of W (Tammes,
+        no own term) or of H (k(c) = c // n); ``block_inputs(b)`` gives block b's (X_b, W_own_b,
+        mask); ``scatter(b, dX_b, dW_own_b)`` adds a block's VJP into (dW, dX)."""
+        n = self.features_per_class
+        W = params["W"]
+        X = params["H"] if n else W
+        K, C = W.shape[1], X.shape[1]
+        blocks = -(-C // block)
+        pad = blocks * block - C
+        Xp = jnp.pad(X, ((0, 0), (0, pad)))
+        real = jnp.pad(jnp.repeat(col_mask, n) if n else col_mask, (0, pad))
+        owner = jnp.pad(jnp.arange(C) // max(n, 1), (0, pad))
+
+        def terms_of(W, Xb, Wown):
+            own = 0.0 if Wown is None else jnp.sum(Wown * Xb, axis=0)
+            return W.T @ Xb - own
+
+        def block_inputs(b):
+            start = b * block
+            Xb = jax.lax.dynamic_slice_in_dim(Xp, start, block, axis=1)
+            own = jax.lax.dynamic_slice_in_dim(owner, start, block)
+            mask = col_mask[:, None] & jax.lax.dynamic_slice_in_dim(real, start, block)[None, :]
+            mask = mask & (jnp.arange(K)[:, None] != own[None, :])
+            return Xb, (W[:, own] if n else None), mask, own
+
+        return blocks, terms_of, block_inputs, pad
+
+    def value_and_grad_blocks(self, params, col_mask, t, block: int):
+        """:meth:`value_and_grad` over the real terms, computed in column blocks of width ``block``
+        with a running maximum (the streaming log-sum-exp): nothing of size K x K is formed, so
+        K = 10^5 fits where the (K, K) terms would take 40 GB. Same loss and gradient as
+        :meth:`value_and_grad` with :meth:`smoothing_offsets` (a symmetric problem sums every pair
+        twice here and subtracts t log 2)."""
+        W = params["W"]
+        n = self.features_per_class
+        blocks, terms_of, block_inputs, pad = self._term_blocks(params, col_mask, block)
+        X = params["H"] if n else W
+        dtype = W.dtype
+
+        def body(carry, b):
+            m, total, gW, gX = carry
+            Xb, Wown, mask, own = block_inputs(b)
+            S, vjp = jax.vjp(terms_of, W, Xb, Wown)
+            z = jnp.where(mask, S, -jnp.inf)
+            m_new = jnp.maximum(m, jnp.max(z))
+            m_safe = jnp.where(jnp.isfinite(m_new), m_new, 0.0)
+            rescale = jnp.exp((m - m_safe) / t)  # 0 while nothing was seen (m = -inf)
+            e = jnp.exp((z - m_safe) / t)
+            dW, dXb, dWown = vjp(e)
+            gW = gW * rescale + dW
+            if n:
+                gW = gW.at[:, own].add(dWown)
+            # block b's columns of X are still zero in gX: written once, here
+            gX = jax.lax.dynamic_update_slice_in_dim(gX * rescale, dXb, b * block, axis=1)
+            return (m_new, total * rescale + jnp.sum(e), gW, gX), None
+
+        gX0 = jnp.zeros((X.shape[0], X.shape[1] + pad), dtype)
+        init = (jnp.asarray(-jnp.inf, dtype), jnp.asarray(0.0, dtype), jnp.zeros_like(W), gX0)
+        (m, total, gW, gX), _ = jax.lax.scan(body, init, jnp.arange(blocks))
+        gX = gX[:, : X.shape[1]]
+        loss = m + t * jnp.log(total)
+        if n:
+            return loss, {"W": gW / total, "H": gX / total}
+        return loss - t * jnp.log(2.0), {"W": (gW + gX) / total}
+
+    def score_blocks(self, params, col_mask, block: int):
+        """:meth:`score` in column blocks of width ``block`` (memory O(K block))."""
+        blocks, terms_of, block_inputs, _ = self._term_blocks(params, col_mask, block)
+        W = params["W"]
+
+        def body(best, b):
+            Xb, Wown, mask, _ = block_inputs(b)
+            return jnp.maximum(best, jnp.max(jnp.where(mask, terms_of(W, Xb, Wown), -jnp.inf))), None
+
+        best, _ = jax.lax.scan(body, jnp.asarray(-jnp.inf, W.dtype), jnp.arange(blocks))
+        return -best
+
 
 TAMMES = Problem(
     "tammes",
