@@ -199,10 +199,10 @@ class Problem(NamedTuple):
     def _term_blocks(self, params, col_mask, block: int):
         """The terms in column blocks of width ``block``, never all at once (memory O(K block)).
 
-        Returns (number of blocks, ``terms_of(W, X_b, W_own_b)``, ``block_inputs(b)``, scatter):
+        Returns (number of blocks, ``terms_of(W, X_b, W_own_b)``, ``block_inputs(b)``, padding):
         column c of the terms is <w_j, x_c> - <w_{k(c)}, x_c> with x_c a column of W (Tammes,
         no own term) or of H (k(c) = c // n); ``block_inputs(b)`` gives block b's (X_b, W_own_b,
-        mask); ``scatter(b, dX_b, dW_own_b)`` adds a block's VJP into (dW, dX)."""
+        mask of its real terms, owners k(c)); the columns are padded to whole blocks."""
         n = self.features_per_class
         W = params["W"]
         X = params["H"] if n else W
@@ -230,7 +230,7 @@ class Problem(NamedTuple):
     def value_and_grad_blocks(self, params, col_mask, t, block: int):
         """:meth:`value_and_grad` over the real terms, computed in column blocks of width ``block``
         with a running maximum (the streaming log-sum-exp): nothing of size K x K is formed, so
-        K = 10^5 fits where the (K, K) terms would take 40 GB. Same loss and gradient as
+        K = 10^5 fits where the (K, K) terms would take 80 GB in float64. Same loss and gradient as
         :meth:`value_and_grad` with :meth:`smoothing_offsets` (a symmetric problem sums every pair
         twice here and subtracts t log 2)."""
         W = params["W"]
