@@ -4,8 +4,9 @@ Each ``.npy`` there is a (d, K) configuration written by ``benchmarks/scale.py -
 file its ``scale.json`` row was certified from) or by a one-off run (a ``_float32`` file is that
 run's float64 code rounded to float32: a code in its own right, certified here as stored). For each
 file: its SHA-256, max cos (exact), the certified one-vs-rest margin bracket [rho_lower, rho_upper]
-(``gnc_jax.separation``: lower bounds for every class from W itself, exact QPs at the margin) and
-the LP bound on max cos. Written to benchmarks/results/codes/certified.json.
+(``scale.certified``, as for the rows of scale.json: ``gnc_jax.separation``, lower bounds for every
+class from W itself, exact QPs at the margin) and the LP bound on max cos. Written to
+benchmarks/results/codes/certified.json.
 
 Usage: python benchmarks/saved_codes.py [--codes DIR]
 """
@@ -16,7 +17,8 @@ import json
 import time
 from pathlib import Path
 
-import gnc_jax
+from scale import certified  # the certification of scale.py's rows
+
 from gnc_jax import theory
 from gnc_jax.store import load_code
 
@@ -31,20 +33,11 @@ def main() -> None:
     for path in sorted(args.codes.glob("*.npy")):
         t = time.perf_counter()
         W = load_code(path)
-        sep = gnc_jax.separation(W)
         d, K = W.shape
         rows.append(
-            {
-                "file": path.name,
-                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-                "d": d,
-                "K": K,
-                "max_cos": gnc_jax.max_cos(W),
-                "rho_lower": float(sep.rho_lower),
-                "rho_upper": float(sep.rho_one_vs_rest),
-                "lp_max_cos_bound": theory.max_cos_lower_bound(d, K),
-                "certify_s": time.perf_counter() - t,
-            }
+            {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "d": d, "K": K}
+            | certified(W)
+            | {"lp_max_cos_bound": theory.max_cos_lower_bound(d, K), "certify_s": time.perf_counter() - t}
         )
         print(json.dumps(rows[-1]), flush=True)
     (args.codes / "certified.json").write_text(json.dumps(rows, indent=1) + "\n")
