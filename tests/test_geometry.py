@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gnc_jax
-from gnc_jax._src import geometry
+from gnc_jax._src import geometry, sphere
 
 
 def random_rotation(rng, d):
@@ -123,19 +123,37 @@ def test_feature_lower_bounds_are_tight_at_eq9_features(x64):
 
 @pytest.mark.parametrize("bounded", [False, True])
 def test_large_k_paths_bracket_the_exact_margin(monkeypatch, bounded):
-    # Shrink the thresholds so that small problems take the screened (and the bounded) path.
+    # Shrink the thresholds so that small problems take the screened (and the bounded) path, with
+    # W^T W in column blocks of 16 (90 = 5 x 16 + 10: the last block is padded).
     d, K = 6, 90
     W = random_configuration(9, d, K)
     exact = gnc_jax.separation(W)
     monkeypatch.setattr(geometry, "SCREEN_MIN_K", 40)
     monkeypatch.setattr(geometry, "EXACT_MAX_WORK", 0 if bounded else 3e5)
+    monkeypatch.setattr(sphere, "DENSE_MAX_TERMS", 16 * K)
+    monkeypatch.setattr(sphere, "MIN_BLOCK", 4)
+    assert geometry._block(K) == 16
     sep = geometry.separation(W, directions=W + 0.05)
+    for field in ("max_cos", "min_angle_deg", "rho_one_vs_one", "nearest_chords"):
+        np.testing.assert_allclose(getattr(sep, field), getattr(exact, field), rtol=1e-14, atol=1e-15)
+    assert gnc_jax.max_cos(W) == pytest.approx(float(exact.max_cos), abs=1e-15)
+    assert gnc_jax.tammes_margin(W) == pytest.approx(float(exact.rho_one_vs_one), abs=1e-15)
+    chords = np.asarray(exact.nearest_chords)
+    far = np.flatnonzero(chords > chords.min() + 0.05)
+    assert gnc_jax.rattlers(W, 0.05, "tammes").tolist() == far.tolist() and len(far)
     lower, dist = np.asarray(sep.lower_bounds), np.asarray(sep.distances)
     assert np.all(lower <= np.asarray(exact.distances) + 1e-12)
     assert float(sep.rho_lower) <= float(exact.rho_one_vs_rest) + 1e-12 <= float(sep.rho_one_vs_rest) + 2e-12
     known = np.isfinite(dist)
     np.testing.assert_allclose(dist[known], np.asarray(exact.distances)[known], atol=1e-12)
     assert known.sum() == (geometry.BOUNDED_CLASSES if bounded else K)
+    weights = sep.weights.toarray()  # sparse: the QPs' rows, empty rows for the classes without one
+    np.testing.assert_allclose(weights[known], np.asarray(exact.weights)[known], atol=1e-9)
+    assert not weights[~known].any()
+    # Every class's distance and feature of eq. (9), even where the margin is only bracketed.
+    np.testing.assert_allclose(gnc_jax.one_vs_rest_distances(W), exact.distances, atol=1e-12)
+    H = geometry.features_from_weights(W / np.linalg.norm(W, axis=0), np.asarray(exact.weights))
+    np.testing.assert_allclose(gnc_jax.optimal_features(W), H, atol=1e-9)
     if not bounded:
         assert float(sep.rho_one_vs_rest) == pytest.approx(float(exact.rho_one_vs_rest), abs=1e-12)
     if bounded:  # directions that fit another configuration leave W's own bounds

@@ -136,7 +136,8 @@ def test_screened_column_generation_matches_the_full_qps(d, K, candidates):
     full = jax.jit(hull.one_vs_rest)(jnp.asarray(W), jnp.ones(K, bool))
     scr = hull.one_vs_rest_screened(W, candidates=candidates, chunk=32)
     np.testing.assert_allclose(np.linalg.norm(scr.x, axis=1), np.linalg.norm(full.x, axis=1), atol=1e-12)
-    np.testing.assert_allclose(scr.weights, full.weights, atol=1e-9)
+    np.testing.assert_allclose(scr.weights.toarray(), full.weights, atol=1e-9)
+    assert np.diff(scr.weights.indptr).max() <= d + 1  # sparse rows: a support has <= d + 1 points
     assert float(jnp.max(scr.gap)) <= 1e-12
     sub = hull.one_vs_rest_screened(W, classes=[5, 0, 17], candidates=candidates)
     np.testing.assert_allclose(sub.x, np.asarray(full.x)[[5, 0, 17]], atol=1e-12)

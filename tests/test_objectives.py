@@ -153,13 +153,13 @@ def test_the_terms_in_column_blocks_give_the_dense_loss_gradient_and_score(name,
 
 
 def test_pairs_too_large_for_the_dense_terms_are_solved_in_blocks(monkeypatch):
-    from gnc_jax._src import driver
+    from gnc_jax._src import sphere
 
-    assert driver.term_block(1, 10_240, 10_240) == 0  # every pair up to K = 10^4 stays dense
-    assert driver.term_block(1, 100_000, 100_000) == 2048 and driver.term_block(8, 12, 12) == 0
-    monkeypatch.setattr(driver, "DENSE_MAX_TERMS", 20)
-    monkeypatch.setattr(driver, "MIN_BLOCK", 4)
-    assert driver.term_block(1, 4, 4) == 0 and driver.term_block(2, 7, 7) == 4
+    assert sphere.term_block(1, 10_240, 10_240) == 0  # every pair up to K = 10^4 stays dense
+    assert sphere.term_block(1, 100_000, 100_000) == 2048 and sphere.term_block(8, 12, 12) == 0
+    monkeypatch.setattr(sphere, "DENSE_MAX_TERMS", 20)
+    monkeypatch.setattr(sphere, "MIN_BLOCK", 4)
+    assert sphere.term_block(1, 4, 4) == 0 and sphere.term_block(2, 7, 7) == 4
     traced = []
     blocks = Problem.value_and_grad_blocks
     monkeypatch.setattr(Problem, "value_and_grad_blocks", lambda *a: traced.append(a[-1]) or blocks(*a))

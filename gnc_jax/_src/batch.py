@@ -157,14 +157,15 @@ def _certify(params, dims, K_max):
     data-dependent while_loop has no business being partitioned across devices. ``dims`` are the
     real pairs (the first slots of the bucket). Buckets above
     ``geometry.SCREEN_MIN_K`` columns are certified pair by pair with screened QPs (features, where
-    the problem has one per class, rank the first candidates) and padded back to the bucket.
+    the problem has one per class, rank the first candidates) and padded back to the bucket; their
+    ``weights`` are then a list of each pair's sparse (K, K) weights.
     """
     W = params["W"]
     if K_max <= geometry.SCREEN_MIN_K:
         Ks = [kk for _, kk in dims] + [dims[0][1]] * (W.shape[0] - len(dims))  # padding slots
         col_mask = jnp.asarray(np.arange(K_max)[None, :] < np.array(Ks)[:, None])
         return jax.device_get(_certify_vmapped(jnp.asarray(W), col_mask))
-    seps = []
+    seps, weights = [], []
     for slot, (dd, kk) in enumerate(dims):
         H = params.get("H")
         dirs = H[slot, :dd, :kk] if H is not None and H.shape[-1] == W.shape[-1] else None
@@ -175,10 +176,11 @@ def _certify(params, dims, K_max):
                 nearest_chords=np.pad(sep.nearest_chords, (0, pad), constant_values=np.inf),
                 distances=np.pad(sep.distances, (0, pad), constant_values=np.inf),
                 lower_bounds=np.pad(sep.lower_bounds, (0, pad), constant_values=np.inf),
-                weights=np.pad(sep.weights, ((0, pad), (0, pad))),
+                weights=None,
             )
         )
-    return jax.tree_util.tree_map(lambda *a: np.stack(a), *seps)
+        weights.append(sep.weights)
+    return jax.tree_util.tree_map(lambda *a: np.stack(a), *seps)._replace(weights=weights)
 
 
 def _polish_bucket(problem, params, sep, dims, settings):
@@ -201,7 +203,7 @@ def _polish_bucket(problem, params, sep, dims, settings):
             # Start from the exact features of eq. (9): the joint score then equals rho_one-vs-rest(W),
             # and the polish can only raise it. A point inside the hull of the rest has none: any
             # unit vector will do there, take w_k.
-            H = geometry.features_from_weights(Wi, sep.weights[slot, :kk, :kk])
+            H = geometry.features_from_weights(Wi, sep.weights[slot][:kk, :kk])
             pair["H"] = np.where(np.isnan(H), Wi, H)
         res = polish(problem, pair, max_iter=settings.polish_iters_for(unknowns))
         params["W"][slot, :dd, :kk] = res.params["W"]

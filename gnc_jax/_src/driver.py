@@ -37,7 +37,7 @@ import optax
 from gnc_jax._src.progress import report_steps
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem
-from gnc_jax._src.sphere import normalize_columns, tangent_project
+from gnc_jax._src.sphere import normalize_columns, tangent_project, term_block
 from gnc_jax._src.status import Status
 
 # Status codes inside compiled code (gnc_jax._src.status names them): STATIONARY is used by the UFM
@@ -354,27 +354,6 @@ def axis_map(fn, size: int, in_axes=0):
         return jax.tree_util.tree_map(lambda x: x[None], fn(*args))
 
     return single
-
-
-# The most terms the annealer forms at once (restarts x K x columns): 2^28 terms are 2 GiB in
-# float64. Above it the terms go in column blocks (``Problem.value_and_grad_blocks``); every
-# pair up to K = 10^4 with one restart stays dense.
-DENSE_MAX_TERMS = 2**28
-MIN_BLOCK = 128
-
-
-def term_block(restarts: int, K: int, columns: int) -> int:
-    """0 (form all terms at once) when restarts x K x columns <= ``DENSE_MAX_TERMS``, else the
-    column block width: the largest power of two that keeps a block's terms within the limit (at
-    least ``MIN_BLOCK``).
-
-    >>> term_block(1, 10_240, 10_240), term_block(1, 100_000, 100_000)
-    (0, 2048)
-    """
-    if restarts * K * columns <= DENSE_MAX_TERMS:
-        return 0
-    width = max(DENSE_MAX_TERMS // (restarts * K), MIN_BLOCK)
-    return min(1 << (width.bit_length() - 1), columns)
 
 
 class PairResult(NamedTuple):

@@ -4,18 +4,23 @@ Everything here is a certified recomputation from W itself, never a smoothed los
 the Tammes margin rho_one-vs-one (eq. 11), the one-vs-rest distances and the softmax-code margin
 rho_one-vs-rest (eq. 3) via Wolfe's exact QP (:mod:`gnc_jax._src.hull`), rattlers (Definition 3.4) and the
 optimal HardMax features of eq. (9). Public functions take W of shape (d, K) and normalise its columns.
+Above ``sphere.DENSE_MAX_TERMS`` pairwise entries (K > 16384) W^T W is formed in column blocks and the
+QP weights are sparse: nothing of size K x K is held.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse
 
 from gnc_jax._src import hull
 from gnc_jax._src.process import float64, one_at_a_time
+from gnc_jax._src.sphere import term_block
 from gnc_jax._src.errors import InvalidArgument
 
 
@@ -79,7 +84,8 @@ class Separation(NamedTuple):
       nearest_chords: (K,) chord from each point to its nearest neighbour.
       distances: (K,) one-vs-rest distances dist(w_k, conv{w_j : j != k}) (upper bounds).
       rho_one_vs_rest: the softmax-code margin of eq. (3) (an upper bound; exact where the gap is ~0).
-      weights: (K, K) optimal convex weights; row k projects w_k onto the hull of the rest.
+      weights: (K, K) optimal convex weights; row k projects w_k onto the hull of the rest (a
+        ``scipy.sparse.csr_array`` above ``SCREEN_MIN_K`` columns).
       certificate_gap: the largest Frank-Wolfe gap of the K QPs (squared-distance units).
       lower_bounds: (K,) certified lower bounds on the distances.
       rho_lower: certified lower bound: rho_one_vs_rest lies in [rho_lower, rho_one_vs_rest].
@@ -97,11 +103,6 @@ class Separation(NamedTuple):
     rho_lower: jax.Array
 
 
-def separation_masked(W, col_mask) -> Separation:
-    """All certified measures of a (possibly padded) configuration; jit/vmap friendly."""
-    return _separation_from(W, col_mask, hull.one_vs_rest(W, col_mask))
-
-
 def _wolfe_lower_bounds(x, gap):
     """Lower bounds max(0, min_j <x, p_j>) / ||x|| = max(0, ||x||^2 - gap) / ||x|| (hull docstring)."""
     norm = jnp.linalg.norm(x, axis=1)
@@ -110,12 +111,13 @@ def _wolfe_lower_bounds(x, gap):
     )
 
 
-def _separation_from(W, col_mask, mnp: hull.MinNormPoint, lower=None) -> Separation:
+def separation_masked(W, col_mask) -> Separation:
+    """All certified measures of a (possibly padded) configuration; jit/vmap friendly."""
+    mnp = hull.one_vs_rest(W, col_mask)
     nearest = nearest_chords_masked(W, col_mask)
     rho11 = jnp.min(nearest)
     dist = jnp.where(col_mask, jnp.linalg.norm(mnp.x, axis=1), jnp.inf)
-    lower = _wolfe_lower_bounds(mnp.x, mnp.gap) if lower is None else lower
-    lower = jnp.where(col_mask, lower, jnp.inf)
+    lower = jnp.where(col_mask, _wolfe_lower_bounds(mnp.x, mnp.gap), jnp.inf)
     return Separation(
         min_angle_deg=jnp.degrees(2 * jnp.arcsin(jnp.minimum(rho11 / 2, 1.0))),
         max_cos=max_cos_masked(W, col_mask),
@@ -131,7 +133,6 @@ def _separation_from(W, col_mask, mnp: hull.MinNormPoint, lower=None) -> Separat
 
 
 _separation = one_at_a_time(jax.jit(separation_masked))
-_separation_from_jit = jax.jit(_separation_from)
 
 SCREEN_MIN_K = 512  # above this many columns the QPs run on screened candidates (hull, column generation)
 # Above this K d^2 (and K), only the classes nearest the margin get a QP: an exact QP's cost grows
@@ -140,13 +141,41 @@ EXACT_MAX_WORK = 3e5
 BOUNDED_CLASSES = 8  # how many: those with the smallest lower bounds
 
 
-@jax.jit
+@functools.partial(jax.jit, static_argnames="block")
+def _column_max(W, H, block: int):
+    """max_{j != k} <w_j, h_k> and its argmax j for every column h_k of H, from W^T H formed
+    ``block`` columns at a time (memory K x block)."""
+    K = W.shape[1]
+    n = -(-K // block)
+    cols = jnp.arange(n * block).reshape(n, block)
+    H = jnp.pad(H, ((0, 0), (0, n * block - K)))
+
+    def one(ks):
+        S = jnp.where(jnp.arange(K)[:, None] == ks[None, :], -jnp.inf, W.T @ H[:, ks])
+        return jnp.max(S, axis=0), jnp.argmax(S, axis=0)
+
+    best, arg = jax.lax.map(one, cols)
+    return best.reshape(-1)[:K], arg.reshape(-1)[:K]
+
+
+def _block(K: int) -> int:
+    return term_block(1, K, K) or K
+
+
+def _nearest(A: np.ndarray):
+    """(max_{j != k} <w_j, w_k>, the chord to that nearest neighbour) for every column of unit A,
+    from W^T W in column blocks (:func:`_column_max`)."""
+    W = jnp.asarray(A)
+    best, arg = jax.device_get(_column_max(W, W, _block(A.shape[1])))
+    return best, np.linalg.norm(A - A[:, arg], axis=0)
+
+
 def feature_lower_bounds(W, H):
     """min_{j != k} <w_k - w_j, h_k> for unit features h_k (columns of H, (d, K)): by the duality
-    of eq. (3) (see :mod:`gnc_jax._src.objectives`), a certified lower bound on dist_k for any H."""
-    S = W.T @ H
-    own = jnp.diagonal(S)
-    return own - jnp.max(jnp.where(jnp.eye(S.shape[0], dtype=bool), -jnp.inf, S), axis=0)
+    of eq. (3) (see :mod:`gnc_jax._src.objectives`), a certified lower bound on dist_k for any H.
+    W^T H is formed in column blocks above ``sphere.DENSE_MAX_TERMS`` entries."""
+    best, _ = _column_max(W, H, _block(W.shape[1]))
+    return jnp.sum(W * H, axis=0) - best
 
 
 @float64
@@ -171,51 +200,65 @@ def separation(W, directions=None) -> Separation:
 
     * K <= ``SCREEN_MIN_K``: all K QPs exactly (vmapped Wolfe).
     * larger K: the QPs run by column generation over candidate points
-      (:func:`gnc_jax._src.hull.one_vs_rest_screened`, memory O(K^2) instead of O(d K^2)); ``directions``
-      (d, K), e.g. the features of a HardMax solution, are its first guess of eq. (9). Same
-      certificate: the Frank-Wolfe gap over all K points.
+      (:func:`gnc_jax._src.hull.one_vs_rest_screened`); ``directions`` (d, K), e.g. the features of a
+      HardMax solution, are its first guess of eq. (9). Same certificate: the Frank-Wolfe gap over
+      all K points. ``weights`` is then a ``scipy.sparse.csr_array`` (each row holds at most d + 1
+      points), and the nearest neighbours come from W^T W formed in column blocks above
+      ``sphere.DENSE_MAX_TERMS`` entries: nothing of size K x K is held.
     * larger K and K d^2 > ``EXACT_MAX_WORK``: optimised codes have supports of nearly d + 1
       points there (460 of 513 at d = 512), and an exact QP costs up to seconds per class. Every
       class then gets the larger of the lower bounds :func:`feature_lower_bounds` of W itself
       (1 - max_j <w_j, w_k>) and of ``directions``, and only the ``BOUNDED_CLASSES`` with the
       smallest bounds get a QP: rho_one-vs-rest is certified to lie in [rho_lower,
-      rho_one_vs_rest]; ``distances`` is +inf for the classes without a QP.
+      rho_one_vs_rest]; ``distances`` is +inf and ``weights`` an empty row for the classes without
+      a QP.
     """
     A = validate_configuration(W)
     d, K = A.shape
-    mask = jnp.ones(K, bool)
     if K <= SCREEN_MIN_K:
-        return _separation(jnp.asarray(A), mask)
+        return _separation(jnp.asarray(A), jnp.ones(K, bool))
     dirs = A
     if directions is not None:
         dirs = validate_configuration(directions, "directions")
         if dirs.shape != A.shape:
             raise InvalidArgument(f"directions must have the shape of W {A.shape}, got {dirs.shape}")
+    near_cos, chords = _nearest(A)
     if K * d * d <= EXACT_MAX_WORK:
-        return _separation_from_jit(jnp.asarray(A), mask, hull.one_vs_rest_screened(A, dirs))
-    lower = np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(A)))
-    if directions is not None:  # both bound every class: features that fit another W cannot hurt
-        lower = np.maximum(lower, np.array(feature_lower_bounds(jnp.asarray(A), jnp.asarray(dirs))))
-    classes = np.argsort(lower)[:BOUNDED_CLASSES]
-    sub = hull.one_vs_rest_screened(A, dirs, classes, candidates=2 * (d + 1), max_rounds=3)
-    x, gap, weights = np.zeros((K, d)), np.zeros(K), np.zeros((K, K))
-    x[classes], gap[classes], weights[classes] = sub.x, sub.gap, sub.weights
-    lower[classes] = np.maximum(lower[classes], _wolfe_lower_bounds(sub.x, sub.gap))
-    upper_known = np.zeros(K, bool)
-    upper_known[classes] = True
-    mnp = hull.MinNormPoint(jnp.asarray(x), jnp.asarray(weights), jnp.asarray(gap), jnp.zeros(K, int))
-    sep = _separation_from_jit(jnp.asarray(A), mask, mnp, jnp.asarray(lower))
-    dist = np.where(upper_known, np.asarray(sep.distances), np.inf)
-    return sep._replace(
+        mnp = hull.one_vs_rest_screened(A, dirs)
+        x, gap, weights = np.asarray(mnp.x), np.asarray(mnp.gap), mnp.weights
+        lower = np.asarray(_wolfe_lower_bounds(x, gap))
+        dist = np.linalg.norm(x, axis=1)
+    else:
+        lower = np.sum(A * A, axis=0) - near_cos
+        if directions is not None:  # both bound every class: features that fit another W cannot hurt
+            lower = np.maximum(lower, np.asarray(feature_lower_bounds(jnp.asarray(A), jnp.asarray(dirs))))
+        classes = np.argsort(lower)[:BOUNDED_CLASSES]
+        sub = hull.one_vs_rest_screened(A, dirs, classes, candidates=2 * (d + 1), max_rounds=3)
+        x, gap = np.asarray(sub.x), np.asarray(sub.gap)
+        lower[classes] = np.maximum(lower[classes], _wolfe_lower_bounds(x, gap))
+        dist = np.full(K, np.inf)
+        dist[classes] = np.linalg.norm(x, axis=1)
+        coo = sub.weights.tocoo()
+        weights = scipy.sparse.csr_array((coo.data, (classes[coo.row], coo.col)), shape=(K, K))
+    rho11 = chords.min()
+    return Separation(
+        min_angle_deg=np.degrees(2 * np.arcsin(min(rho11 / 2, 1.0))),
+        max_cos=near_cos.max(),
+        rho_one_vs_one=rho11,
+        nearest_chords=chords,
         distances=dist,
         rho_one_vs_rest=dist.min(),
-        certificate_gap=np.asarray(sub.gap).max(),
+        weights=weights,
+        certificate_gap=gap.max(),
+        lower_bounds=lower,
+        rho_lower=lower.min(),
     )
 
 
 def one_vs_rest_distances(W) -> np.ndarray:
     """The one-vs-rest distances dist(w_k, conv{w_j : j != k}) of eq. (3), by exact QPs (Wolfe's
-    algorithm with a Frank-Wolfe certificate, :func:`separation`).
+    algorithm with a Frank-Wolfe certificate), one for every class even where :func:`separation`
+    only brackets the margin (K QPs: at large d and K this takes long).
 
     Args:
       W: (d, K) configuration; columns are normalised to the sphere.
@@ -228,7 +271,18 @@ def one_vs_rest_distances(W) -> np.ndarray:
     >>> np.round(one_vs_rest_distances(W), 12).tolist()  # each vertex to the opposite triangle
     [1.0, 1.0, 1.0, 1.0]
     """
-    return np.asarray(separation(W).distances)
+    return _all_projections(W)[1]
+
+
+@float64
+def _all_projections(W):
+    """(W as validated, the distances, the convex weights), from a QP for every class."""
+    A = validate_configuration(W)
+    if A.shape[1] <= SCREEN_MIN_K:
+        sep = _separation(jnp.asarray(A), jnp.ones(A.shape[1], bool))
+        return A, np.asarray(sep.distances), np.asarray(sep.weights)
+    mnp = hull.one_vs_rest_screened(A)
+    return A, np.linalg.norm(np.asarray(mnp.x), axis=1), mnp.weights
 
 
 def softmax_code_margin(W) -> float:
@@ -267,8 +321,7 @@ def tammes_margin(W) -> float:
     >>> round(tammes_margin(W) ** 2, 12)  # the square's side
     2.0
     """
-    A = validate_configuration(W)
-    return float(jnp.min(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool))))
+    return float(_nearest(validate_configuration(W))[1].min())
 
 
 def min_angle_deg(W) -> float:
@@ -303,8 +356,7 @@ def max_cos(W) -> float:
     >>> round(max_cos(W), 12)
     -0.5
     """
-    A = validate_configuration(W)
-    return float(max_cos_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)))
+    return float(_nearest(validate_configuration(W))[0].max())
 
 
 def _check_tol(tol):
@@ -344,15 +396,14 @@ def rattlers(W, tol: float = 1e-6, problem: str = "softmax-code") -> np.ndarray:
     if problem == "softmax-code":
         return above_minimum(one_vs_rest_distances(W), tol)
     if problem == "tammes":
-        A = validate_configuration(W)
-        return above_minimum(nearest_chords_masked(jnp.asarray(A), jnp.ones(A.shape[1], bool)), tol)
+        return above_minimum(_nearest(validate_configuration(W))[1], tol)
     raise InvalidArgument(f"problem must be 'softmax-code' or 'tammes', got {problem!r}")
 
 
 def features_from_weights(W: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Eq. (9) from the QP's convex weights: the normalised residuals w_k - W v_k (NaN where the
     residual is zero, i.e. w_k lies in the hull of the rest)."""
-    residual = W - W @ np.asarray(weights).T
+    residual = W - (weights @ W.T).T  # weights dense or scipy.sparse
     norms = np.linalg.norm(residual, axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(norms > 0, residual / norms, np.nan)
@@ -374,8 +425,8 @@ def optimal_features(W) -> np.ndarray:
     >>> np.allclose(optimal_features(W), W)  # at the simplex each feature is its class's w_k
     True
     """
-    A = validate_configuration(W)
-    return features_from_weights(A, separation(A).weights)
+    A, _, weights = _all_projections(W)
+    return features_from_weights(A, weights)
 
 
 def distances_envelope(W, weights) -> jax.Array:

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse
 
 from gnc_jax._src.process import one_at_a_time
 
@@ -202,8 +203,8 @@ def one_vs_rest_screened(
     and fills up with the points that violate optimality most (largest <w_j, x_k>), so the distance
     can only decrease (column generation); from round 2 on the candidates double. A class leaves
     once its gap is <= ``certify_tol``; classes still above it after the last round get one more
-    round in coordinate form (least squares, full precision). Memory is O(K (chunk + d)) beyond W
-    and the dense weights; every gap is exact whatever the rounds did.
+    round in coordinate form (least squares, full precision). Memory is O(K (chunk + d)) beyond W;
+    every gap is exact whatever the rounds did.
 
     Args:
       W: (d, K) unit columns, float64, no padding.
@@ -211,8 +212,9 @@ def one_vs_rest_screened(
       classes: the classes k to solve (default all K).
 
     Returns:
-      MinNormPoint with a leading axis over ``classes`` (``weights`` dense (len(classes), K);
-      ``iterations`` summed over rounds).
+      MinNormPoint with a leading axis over ``classes`` (``weights`` a ``scipy.sparse.csr_array``
+      (len(classes), K): each row holds its support, at most d + 1 points; ``iterations`` summed
+      over rounds).
     """
     # Long because column generation (solve, price, add candidates) is one loop.
     W = jnp.asarray(W)
@@ -220,9 +222,16 @@ def one_vs_rest_screened(
     classes = np.arange(K) if classes is None else np.asarray(classes)
     n = len(classes)
     dirs = np.array(W if directions is None else directions, dtype=np.float64).T[classes]  # (n, d)
-    x, gap = np.zeros((n, d)), np.full(n, np.inf)
-    weights, it = np.zeros((n, K)), np.zeros(n, np.int64)
+    x, gap, it = np.zeros((n, d)), np.full(n, np.inf), np.zeros(n, np.int64)
+    support = [np.zeros(0, np.int64)] * n  # each class's points with positive weight, and the weights
+    lams = [np.zeros(0)] * n
     chunk = min(chunk, n)
+
+    def support_mask(rows):
+        mask = np.zeros((len(rows), K), bool)
+        for r, row in enumerate(rows):
+            mask[r, support[row]] = True
+        return mask
 
     def solve_round(todo, m, gram):
         for start in range(0, len(todo), chunk):
@@ -233,7 +242,7 @@ def one_vs_rest_screened(
                     W,
                     jnp.asarray(classes[rows_pad]),
                     jnp.asarray(dirs[rows_pad]),
-                    jnp.asarray(weights[rows_pad] > 0),
+                    jnp.asarray(support_mask(rows_pad)),
                     m,
                     tol,
                     gram,
@@ -244,8 +253,8 @@ def one_vs_rest_screened(
             better = g[:r] < gap[rows]
             sel = rows[better]
             x[sel], gap[sel], dirs[sel] = xs[:r][better], g[:r][better], xs[:r][better]
-            weights[sel] = 0.0
-            np.add.at(weights, (np.repeat(sel, m), cand[:r][better].ravel()), lam[:r][better].ravel())
+            for row, c, w in zip(sel, cand[:r][better], lam[:r][better]):
+                support[row], lams[row] = c[w > 0], w[w > 0]
         return todo[gap[todo] > certify_tol]
 
     todo, m = np.arange(n), min(candidates, K - 1)
@@ -257,4 +266,6 @@ def one_vs_rest_screened(
             break
     if len(todo):  # the Gram form stalls near its squared condition number: finish in coordinates
         solve_round(todo, m, gram=False)
-    return MinNormPoint(jnp.asarray(x), jnp.asarray(weights), jnp.asarray(gap), jnp.asarray(it))
+    rows = np.repeat(np.arange(n), [len(c) for c in support])
+    weights = scipy.sparse.csr_array((np.concatenate(lams), (rows, np.concatenate(support))), shape=(n, K))
+    return MinNormPoint(jnp.asarray(x), weights, jnp.asarray(gap), jnp.asarray(it))

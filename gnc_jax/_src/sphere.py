@@ -53,3 +53,24 @@ def padded_points(key: jax.Array, d: int, K: int, d_max: int, K_max: int, dtype=
     e1 = jnp.zeros((d_max, 1), dtype).at[0, 0].set(1.0)
     X = jnp.where(col_mask[None, :], X, e1)
     return normalize_columns(X), row_mask, col_mask
+
+
+# The most pairwise terms formed at once (restarts x K x columns): 2^28 terms are 2 GiB in float64.
+# Above it the annealer's terms (``Problem.value_and_grad_blocks``) and the certification's cosines
+# (``geometry.separation``) go in column blocks; every pair up to K = 10^4 with one restart stays dense.
+DENSE_MAX_TERMS = 2**28
+MIN_BLOCK = 128
+
+
+def term_block(restarts: int, K: int, columns: int) -> int:
+    """0 (form all terms at once) when restarts x K x columns <= ``DENSE_MAX_TERMS``, else the
+    column block width: the largest power of two that keeps a block's terms within the limit (at
+    least ``MIN_BLOCK``).
+
+    >>> term_block(1, 10_240, 10_240), term_block(1, 100_000, 100_000)
+    (0, 2048)
+    """
+    if restarts * K * columns <= DENSE_MAX_TERMS:
+        return 0
+    width = max(DENSE_MAX_TERMS // (restarts * K), MIN_BLOCK)
+    return min(1 << (width.bit_length() - 1), columns)
