@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pytest
 
+import gnc_jax
 from gnc_jax import nn
-from gnc_jax._src import cli, theory
+from gnc_jax._src import cli, metrics, theory
 
 SMALL = nn.TrainSettings(epochs=25, batch_size=16, learning_rate=1e-2)
 
@@ -67,6 +68,18 @@ def test_measuring_every_few_epochs_leaves_the_training_as_it_was():
     assert sparse[6]["batch_loss"] == pytest.approx((every[5]["batch_loss"] + every[6]["batch_loss"]) / 2)
     with pytest.raises(ValueError, match="measure_every"):
         nn.TrainSettings(measure_every=0)
+
+
+def test_a_fixed_classifier_is_certified_once(monkeypatch):
+    data = nn.gaussian_mixture(6, dim=8, per_class=10, separation=4.0, seed=2)
+    W = np.hstack([np.eye(3), -np.eye(3)])
+    calls, gnc2 = [], metrics.gnc2
+    monkeypatch.setattr(metrics, "gnc2", lambda A: calls.append(1) or gnc2(A))
+    model = nn.make_network(data, 3, 0.1, classifier="fixed", W=W, width=8, seed=0)
+    rows = nn.train(model, data, nn.TrainSettings(epochs=3, batch_size=16), seed=0)
+    assert len(rows) == 4 and len(calls) == 1  # its margin cannot change: measured once, not per row
+    rho = gnc_jax.softmax_code_margin(W)
+    assert all(row["gnc2"] == pytest.approx(rho, abs=1e-12) for row in rows)
 
 
 @pytest.mark.slow

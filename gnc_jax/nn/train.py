@@ -191,13 +191,17 @@ def _evaluate(model: Network, x, y, chunk: int = 2048):
 
 
 @float64
-def epoch_metrics(model: Network, data: Dataset, rho_hat: float | None = None) -> dict:
+def epoch_metrics(
+    model: Network, data: Dataset, rho_hat: float | None = None, rho: float | None = None
+) -> dict:
     """Accuracy, loss and the GNC metrics (eqs. 6, 3, 8) of the current model, in eval mode and float64.
 
     Args:
       model: the network.
       data: the dataset (train features for GNC1/3 and the class means; test for accuracies).
       rho_hat: the margin of the best known softmax code (:func:`reference_rho`), for ``gnc2_ratio``.
+      rho: the classifier's certified margin (GNC2) where it is already known (a fixed classifier's
+        does not change); computed if None.
 
     Returns:
       A dict: train/test loss and accuracy, gnc1, gnc2, gnc2_ratio, gnc3 and the NCC accuracies.
@@ -209,7 +213,7 @@ def epoch_metrics(model: Network, data: Dataset, rho_hat: float | None = None) -
     K = data.num_classes
     W = np.asarray(model.classifier.weights, np.float64)
     means = metrics.class_means(h_tr.T, data.y_train, K)
-    rho = metrics.gnc2(W)
+    rho = metrics.gnc2(W) if rho is None else rho
     return {
         "train_loss": loss_tr,
         "test_loss": loss_te,
@@ -290,12 +294,14 @@ def train(
     history = []
     t0 = time.perf_counter()
     measuring = 0.0
+    fixed = isinstance(model.classifier, FixedClassifier)
+    rho = metrics.gnc2(np.asarray(model.classifier.weights, np.float64)) if fixed else None
 
     def record(epoch, loss):
         nonlocal measuring
         t = time.perf_counter()
         row = {"epoch": epoch, "batch_loss": loss, "wall_s": t - t0, "measure_s": measuring}
-        row |= epoch_metrics(model, data, rho_hat)
+        row |= epoch_metrics(model, data, rho_hat, rho)
         measuring += time.perf_counter() - t
         history.append(row)
         if on_epoch is not None:
