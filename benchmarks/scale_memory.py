@@ -7,7 +7,7 @@ certification in column blocks, the QP weights sparse), not the code's quality. 
 memory from ``getrusage``; a dense K x K array alone would be 80 GB. Writes
 benchmarks/results/scale_memory.json.
 
-Usage: python benchmarks/scale_memory.py [--d 64] [--K 100000] [--steps 6] [--polish-steps 2]
+Usage: python benchmarks/scale_memory.py [--d 16] [--K 100000] [--steps 4] [--polish-steps 2]
 """
 
 import argparse
@@ -21,9 +21,9 @@ OUT = Path(__file__).parent / "results" / "scale_memory.json"
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--d", type=int, default=64)
+    ap.add_argument("--d", type=int, default=16)
     ap.add_argument("--K", type=int, default=100_000)
-    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--polish-steps", type=int, default=2)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
