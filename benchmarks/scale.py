@@ -10,6 +10,11 @@ With ``--annealer``, the annealer alone at the first pair under several budgets 
 a rerun runs only the problems a pair's row lacks. With ``--codes DIR`` each saved configuration is
 kept as ``DIR/{problem}_d{d}_K{K}_seed0.npy`` (float64, the file the row was certified from).
 
+On an accelerator the child also reports its device's peak memory (``peak_bytes_in_use``) and each
+row names the device; the parent certifies on the same device, so set
+``XLA_PYTHON_CLIENT_PREALLOCATE=false`` there (else the parent's JAX holds 75% of the memory while
+the next child runs).
+
 Usage: python benchmarks/scale.py [--pairs 64:1000] [--problems tammes,softmax-code] [--annealer]
        [--codes DIR] [--out FILE]
 """
@@ -28,9 +33,20 @@ import numpy as np
 
 import gnc_jax
 from gnc_jax import theory
+from tammes_search import device_kind
 
 OUT = Path(__file__).parent / "results" / "scale.json"
-GNC = [sys.executable, "-m", "gnc_jax"]
+# ``python -m gnc_jax``, then the device's peak memory on a last line of stdout (accelerators only).
+CHILD = """
+import sys, jax
+from gnc_jax._src.cli import main
+rc = main(sys.argv[1:])
+stats = jax.devices()[0].memory_stats() or {}
+if "peak_bytes_in_use" in stats:
+    print("DEVICE_PEAK_BYTES", stats["peak_bytes_in_use"])
+sys.exit(rc)
+"""
+GNC = [sys.executable, "-c", CHILD]
 BUDGETS = [  # (label, SolverSettings fields) for --annealer
     ("1 x 3000, no hops", dict(restarts=1, hop_rounds=0)),
     ("1 x 9000", dict(restarts=1)),
@@ -67,7 +83,7 @@ def pair_row(d: int, K: int, problems, codes: Path | None) -> dict:
     for problem in problems:
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [*GNC, "solve", problem, "--d", str(d), "--K", str(K), "--seed", "0", "--save", tmp]
-            wall, rss, _ = run_process(cmd)
+            wall, rss, stdout = run_process(cmd)
             saved = next(Path(tmp).glob("*.npy"))
             W = np.load(saved)
             if codes is not None:
@@ -75,6 +91,10 @@ def pair_row(d: int, K: int, problems, codes: Path | None) -> dict:
                 shutil.copyfile(saved, codes / f"{problem.replace('-', '_')}_d{d}_K{K}_seed0.npy")
         command = f"gnc-jax solve {problem} --d {d} --K {K} --seed 0 --save DIR"
         row[problem] = certified(W) | {"wall_s": wall, "peak_rss_gib": rss, "command": command}
+        row[problem]["device"] = device_kind()
+        peak = [line.split()[1] for line in stdout.splitlines() if line.startswith("DEVICE_PEAK_BYTES")]
+        if peak:
+            row[problem]["device_peak_gib"] = int(peak[0]) / 2**30
         row[problem]["ratio_to_bound"] = (1 - row[problem]["max_cos"]) / (1 - row["lp_max_cos_bound"])
         print(json.dumps({problem: row[problem]}), flush=True)
     return row

@@ -4,8 +4,9 @@ The default schedule keeps at least 100 annealing steps (``driver.MIN_SCHEDULE_S
 minute each at K = 10^5 on 2 CPU cores, so this runs one restart of ``--steps`` + ``--polish-steps``
 float64 steps instead: the point is the memory of every stage (the annealer's terms and the
 certification in column blocks, the QP weights sparse), not the code's quality. Peak resident
-memory from ``getrusage``; a dense K x K array alone would be 80 GB. Writes
-benchmarks/results/scale_memory.json.
+memory from ``getrusage`` (and the accelerator's ``peak_bytes_in_use`` where there is one); a dense
+K x K array alone would be 80 GB. The solve's progress lines (the compiled anneal's elapsed time, then
+the certification) go to stderr. Writes benchmarks/results/scale_memory.json.
 
 Usage: python benchmarks/scale_memory.py [--d 16] [--K 100000] [--steps 4] [--polish-steps 2]
 """
@@ -13,6 +14,7 @@ Usage: python benchmarks/scale_memory.py [--d 16] [--K 100000] [--steps 4] [--po
 import argparse
 import json
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -41,13 +43,20 @@ def main() -> None:
         polish_t_end=1e-4,
         lp_polish_iters=0,
     )
-    sol = gnc_jax.solve_softmax_code(args.d, args.K, seed=0, solver=gnc_jax.SolverSettings(**settings))
+    sol = gnc_jax.solve_softmax_code(
+        args.d, args.K, seed=0, solver=gnc_jax.SolverSettings(**settings), progress=sys.stderr
+    )
+    import jax
+
+    device = jax.devices()[0]
     row = {
         "d": args.d,
         "K": args.K,
         "problem": "softmax-code",
         "settings": settings,
         "wall_s": time.perf_counter() - t,
+        "device": device.device_kind,
+        "device_peak_gib": (device.memory_stats() or {}).get("peak_bytes_in_use", 0) / 2**30,
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
         "max_cos": sol.max_cos,
         "rho_upper": sol.rho_one_vs_rest,

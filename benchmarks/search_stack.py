@@ -9,7 +9,12 @@ in each mode (the default population, 16 per CPU core, would be divided among th
 
 Results: benchmarks/results/search_stack.json (rows appended per device and command).
 
+``--population 0`` leaves the population at the device's default (divided among a stack); ``--no-baseline``
+skips S = 1 (on an accelerator, where one pair at a time with the default population takes minutes a
+pair); ``--keep DIR`` keeps each command's store.
+
 Usage: python benchmarks/search_stack.py [--d 3] [--K 57:65] [--stacks 8] [--population 32]
+       [--no-baseline] [--keep DIR] [--out FILE]
 """
 
 import argparse
@@ -25,12 +30,13 @@ from tammes_search import RESULTS, dev_rows, device_kind, table_best
 OUT = RESULTS / "search_stack.json"
 
 
-def run(d, Ks, stack, population):
+def run(d, Ks, stack, population, keep=None):
     """One fresh sweep process: its wall time and {K: min angle}."""
     from gnc_jax import store
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "codes.csv"
+        name = f"stack{stack}_d{d}_K{Ks.replace(':', '-').replace(',', '_')}.csv"
+        out = Path(tmp) / "codes.csv" if keep is None else keep / name  # kept as its rows finish
         cmd = [
             sys.executable,
             "-m",
@@ -44,7 +50,9 @@ def run(d, Ks, stack, population):
             "--out",
             str(out),
         ]
-        cmd += ["--search-population", str(population), "--search-stack", str(stack), "--quiet"]
+        if population:
+            cmd += ["--search-population", str(population)]
+        cmd += ["--search-stack", str(stack), "--quiet"]
         t = time.perf_counter()
         subprocess.run(cmd, check=True)
         wall = time.perf_counter() - t
@@ -57,14 +65,20 @@ def main():
     ap.add_argument("--d", type=int, default=3)
     ap.add_argument("--K", default="57:65", help="a range K0:K1 (end exclusive), as gnc-jax takes it")
     ap.add_argument("--stacks", default="8", help="stack sizes to compare with 1, e.g. 4,8")
-    ap.add_argument("--population", type=int, default=32)
+    ap.add_argument("--population", type=int, default=32, help="per pair; 0: the device's default")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the stack of 1")
+    ap.add_argument("--keep", type=Path, help="keep each command's store in this folder")
+    ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
     _, table = table_best("tammes")
     dev = dict(dev_rows()) if args.d == 3 else {}
-    rows = json.loads(OUT.read_text()) if OUT.exists() else []
+    rows = json.loads(args.out.read_text()) if args.out.exists() else []
     device = device_kind()
-    for stack in [1] + [int(s) for s in args.stacks.split(",")]:
-        wall, angles, command = run(args.d, args.K, stack, args.population)
+    stacks = [int(s) for s in args.stacks.split(",")]
+    for stack in stacks if args.no_baseline else [1, *stacks]:
+        wall, angles, command = run(args.d, args.K, stack, args.population, args.keep)
         row = {"device": device, "d": args.d, "K": args.K, "stack": stack, "population": args.population}
         row |= {"command": f"gnc-jax {command}", "wall_s": round(wall, 1)}
         row |= {"wall_per_pair_s": round(wall / len(angles), 1)}
@@ -76,7 +90,7 @@ def main():
         for p in row["pairs"]:
             print("  ", json.dumps(p), flush=True)
         rows.append(row)
-        OUT.write_text(json.dumps(rows, indent=1) + "\n")
+        args.out.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The accelerator checks of issues 46 (item 3) and 48 (item 1) in one short run, for a lent GPU machine
+# (about ten minutes): each step has its own time limit and writes its results as it finishes.
+#
+#   bash benchmarks/device_check.sh OUTDIR
+#
+# 1. a smoke test: the package imports and certifies a small code on the device;
+# 2. (512, 10^4) softmax code with default settings, whole process, certified (benchmarks/scale.py);
+# 3. the d = 3 Tammes sweep of K = 121..128 stacked in one compiled search (benchmarks/search_stack.py,
+#    the device's default population divided among the 8 pairs);
+# 4. a whole solve at (512, 10^5) on a short schedule: the certification's time and memory at that K
+#    (benchmarks/scale_memory.py).
+# The machine's python3 is used with this checkout on PYTHONPATH (its jax, flax, optax are the image's).
+set -u
+out=${1:?usage: device_check.sh OUTDIR}
+mkdir -p "$out"
+export PYTHONPATH=$PWD/benchmarks:$PWD PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+step() { # step NAME SECONDS COMMAND...: run with a time limit, log its wall time and exit status
+    local name=$1 limit=$2 t0=$SECONDS
+    shift 2
+    echo "=== $name: $*"
+    timeout "$limit" "$@"
+    local rc=$?
+    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+    return $rc
+}
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+step smoke 60 python3 -c "
+import jax, gnc_jax
+print(jax.__version__, jax.devices())
+print(gnc_jax.solve_tammes(3, 12, seed=0).min_angle_deg)" || exit 1
+step face 150 python3 benchmarks/scale.py --pairs 512:10000 --problems softmax-code --out "$out/scale_gpu.json"
+step stack 240 python3 benchmarks/search_stack.py --d 3 --K 121:129 --stacks 8 --population 0 \
+    --no-baseline --keep "$out" --out "$out/search_stack_gpu.json"
+step k1e5 130 python3 benchmarks/scale_memory.py --d 512 --K 100000 --steps 4 --polish-steps 2 \
+    --out "$out/scale_memory_gpu.json"
