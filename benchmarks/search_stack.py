@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tammes_search import RESULTS, dev_rows, device_kind, table_best
+from tammes_search import DEV, RESULTS, dev_rows, device_kind, table_best
 
 OUT = RESULTS / "search_stack.json"
 
@@ -73,7 +73,7 @@ def main():
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
     _, table = table_best("tammes")
-    dev = dict(dev_rows()) if args.d == 3 else {}
+    dev = dict(dev_rows()) if args.d == 3 and DEV.exists() else {}
     rows = json.loads(args.out.read_text()) if args.out.exists() else []
     device = device_kind()
     stacks = [int(s) for s in args.stacks.split(",")]

@@ -385,9 +385,10 @@ def solve_pairs(
         per class; the solution carries H and its GNC1/GNC3).
       pairs: (d, K) pairs, d >= 2 and K >= 2.
       key: a ``jax.random`` key; or ``seed`` (an int). Exactly one is required. The same call gives
-        the same answer bit for bit. A pair's result depends only on the key, the pair and the
-        settings, not on what else is in the batch, up to floating-point rounding (a batch of another
-        size sums in another order): its certified values agree to ~1e-9.
+        the same answer bit for bit on a CPU (on a GPU, XLA's reductions may round differently from
+        run to run). A pair's result depends only on the key, the pair and the settings, not on what
+        else is in the batch, up to floating-point rounding (a batch of another size sums in another
+        order): its certified values agree to ~1e-9.
       solver: :class:`SolverSettings` of the annealer and the polish (defaults if None), e.g.
         ``SolverSettings(restarts=256)``.
       search: :class:`SearchSettings` of the global search (defaults if None), e.g.

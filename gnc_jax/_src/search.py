@@ -24,7 +24,8 @@ The run is bounded by a deterministic work budget (:meth:`SearchSettings.budget`
 one anneal step of one member of the pair (a Gram matrix of the K points); a Newton step of the
 interior-point solve counts :func:`newton_step_cost`, a symmetric start's step a / K of one (a free
 representatives). The same seed on the same kind of device spends the same work and returns the same
-bits; ``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far.
+bits (on a GPU up to the rounding of XLA's reductions, which may differ from run to run);
+``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far.
 
 Several pairs of one d can share the compiled rounds (:func:`search_stack`): each is padded to a
 common number of points, masked, and given a slot of the round, so that an accelerator that one
