@@ -139,7 +139,8 @@ def stack_claim() -> str:
     return (
         f"the d = 3 Tammes sweep of K = {Ks[0]}..{Ks[-1]} stacked in one compiled search (`--search-stack "
         f"{row['stack']}`, default population): {up(row['wall_per_pair_s'], 1)} s a pair whole process "
-        f"on one {row['device']}, {above} codes above the shipped table's and {equal} equal"
+        f"on one {row['device']}, {above} codes above the table it then shipped and {equal} equal (since "
+        "merged)"
     )
 
 

@@ -36,10 +36,13 @@ from gnc_jax import theory
 from tammes_search import device_kind
 
 OUT = Path(__file__).parent / "results" / "scale.json"
-# ``python -m gnc_jax``, then the device's peak memory on a last line of stdout (accelerators only).
+# ``python -m gnc_jax`` (its allocator tuning, then its main), then the device's peak memory on a last
+# line of stdout (accelerators only).
 CHILD = """
 import sys, jax
 from gnc_jax._src.cli import main
+from gnc_jax._src.process import tune_allocator
+tune_allocator()
 rc = main(sys.argv[1:])
 stats = jax.devices()[0].memory_stats() or {}
 if "peak_bytes_in_use" in stats:
