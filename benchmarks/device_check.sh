@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The accelerator checks of issues 46 (item 3) and 48 (item 1) in one short run, for a lent GPU machine
-# (about ten minutes): each step has its own time limit and writes its results as it finishes.
+# (about 7 minutes on one H200): each step has its own time limit and writes its results as it finishes.
 #
 #   bash benchmarks/device_check.sh OUTDIR
 #
@@ -9,7 +9,8 @@
 # 3. the d = 3 Tammes sweep of K = 121..128 stacked in one compiled search (benchmarks/search_stack.py,
 #    the device's default population divided among the 8 pairs);
 # 4. a whole solve at (512, 10^5) on a short schedule: the certification's time and memory at that K
-#    (benchmarks/scale_memory.py).
+#    (benchmarks/scale_memory.py);
+# 5. (512, 10^5) softmax code with default settings, whole process, certified (benchmarks/scale.py).
 # The machine's python3 is used with this checkout on PYTHONPATH (its jax, flax, optax are the image's).
 set -u
 out=${1:?usage: device_check.sh OUTDIR}
@@ -34,3 +35,5 @@ step stack 240 python3 benchmarks/search_stack.py --d 3 --K 121:129 --stacks 8 -
     --no-baseline --keep "$out" --out "$out/search_stack_gpu.json"
 step k1e5 130 python3 benchmarks/scale_memory.py --d 512 --K 100000 --steps 4 --polish-steps 2 \
     --out "$out/scale_memory_gpu.json"
+step k1e5-defaults 300 python3 benchmarks/scale.py --pairs 512:100000 --problems softmax-code \
+    --out "$out/scale_gpu.json"
