@@ -43,9 +43,11 @@ def main() -> None:
         polish_t_end=1e-4,
         lp_polish_iters=0,
     )
-    sol = gnc_jax.solve_softmax_code(
-        args.d, args.K, seed=0, solver=gnc_jax.SolverSettings(**settings), progress=sys.stderr
-    )
+    try:  # bad --d, --K or step counts: the API's ValueError names the argument; one line, exit 2
+        solver = gnc_jax.SolverSettings(**settings)
+        sol = gnc_jax.solve_softmax_code(args.d, args.K, seed=0, solver=solver, progress=sys.stderr)
+    except ValueError as e:
+        ap.error(str(e))
     import jax
 
     device = jax.devices()[0]
