@@ -33,20 +33,22 @@ import numpy as np
 
 import gnc_jax
 from gnc_jax import theory
-from tammes_search import device_kind
 
 OUT = Path(__file__).parent / "results" / "scale.json"
-# ``python -m gnc_jax`` (its allocator tuning, then its main), then the device's peak memory on a last
-# line of stdout (accelerators only).
+# ``python -m gnc_jax`` (its allocator tuning, then its main), then the device it ran on and, on an
+# accelerator, that device's peak memory, as the last line of stdout.
 CHILD = """
-import sys, jax
+import json, sys, jax
 from gnc_jax._src.cli import main
 from gnc_jax._src.process import tune_allocator
 tune_allocator()
 rc = main(sys.argv[1:])
-stats = jax.devices()[0].memory_stats() or {}
+device = jax.devices()[0]
+report = {"device": device.device_kind}
+stats = device.memory_stats() or {}
 if "peak_bytes_in_use" in stats:
-    print("DEVICE_PEAK_BYTES", stats["peak_bytes_in_use"])
+    report["device_peak_gib"] = stats["peak_bytes_in_use"] / 2**30
+print(json.dumps(report))
 sys.exit(rc)
 """
 GNC = [sys.executable, "-c", CHILD]
@@ -94,10 +96,7 @@ def pair_row(d: int, K: int, problems, codes: Path | None) -> dict:
                 shutil.copyfile(saved, codes / f"{problem.replace('-', '_')}_d{d}_K{K}_seed0.npy")
         command = f"gnc-jax solve {problem} --d {d} --K {K} --seed 0 --save DIR"
         row[problem] = certified(W) | {"wall_s": wall, "peak_rss_gib": rss, "command": command}
-        row[problem]["device"] = device_kind()
-        peak = [line.split()[1] for line in stdout.splitlines() if line.startswith("DEVICE_PEAK_BYTES")]
-        if peak:
-            row[problem]["device_peak_gib"] = int(peak[0]) / 2**30
+        row[problem] |= json.loads(stdout.splitlines()[-1])  # the child's device and its peak
         row[problem]["ratio_to_bound"] = (1 - row[problem]["max_cos"]) / (1 - row["lp_max_cos_bound"])
         print(json.dumps({problem: row[problem]}), flush=True)
     return row
