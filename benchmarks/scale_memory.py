@@ -51,6 +51,7 @@ def main() -> None:
     import jax
 
     device = jax.devices()[0]
+    peak = (device.memory_stats() or {}).get("peak_bytes_in_use")  # an accelerator's; a CPU has none
     row = {
         "d": args.d,
         "K": args.K,
@@ -58,7 +59,7 @@ def main() -> None:
         "settings": settings,
         "wall_s": time.perf_counter() - t,
         "device": device.device_kind,
-        "device_peak_gib": (device.memory_stats() or {}).get("peak_bytes_in_use", 0) / 2**30,
+        "device_peak_gib": None if peak is None else peak / 2**30,
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
         "max_cos": sol.max_cos,
         "rho_upper": sol.rho_one_vs_rest,
