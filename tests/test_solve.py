@@ -296,3 +296,40 @@ def test_a_float32_solve_returns_its_code_on_the_sphere(problem):
     s = gnc_jax.solve(problem, 3, 6, seed=0, solver=SolverSettings(dtype="float32", restarts=4))
     np.testing.assert_allclose(np.linalg.norm(s.W, axis=0), 1.0, rtol=0, atol=1e-12)
     assert s.min_angle_deg == pytest.approx(90.0, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "stack, calls",
+    [
+        (2, [(3, [33, 41]), (4, [16]), (3, [15])]),  # one search per d and size bucket (48, 16)
+        (1, [(3, [33]), (4, [16]), (3, [41]), (3, [15])]),  # one pair at a time
+    ],
+)
+def test_a_stacked_search_gets_the_pairs_of_one_d_together(monkeypatch, stack, calls):
+    # Which pairs each search call gets (the search stands in: a random configuration per pair). K = 33
+    # and 41 share the bucket of 48 points; they were apart when stacks were padded to multiples of 8.
+    from conftest import random_configuration
+
+    from gnc_jax._src import batch
+    from gnc_jax._src.search import SearchResult
+
+    seen = []
+
+    def search_stack(d, Ks, *args):
+        seen.append((d, list(Ks)))
+        Ws = [random_configuration(K, d, K) for K in Ks]
+        return [
+            SearchResult(W, gnc_jax.tammes_margin(W), 0, 0.0, False, "rounds", 1, 0, (), float("nan"))
+            for W in Ws
+        ]
+
+    monkeypatch.setattr(batch, "search_stack", search_stack)
+    sols = gnc_jax.solve_pairs(
+        "tammes",
+        [(3, 33), (4, 16), (3, 41), (3, 15)],
+        seed=0,
+        solver=SolverSettings(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0),
+        search=SEARCH_LEAN.replace(population=2, stack=stack),
+    )
+    assert seen == calls
+    assert [(s.d, s.K) for s in sols] == [(3, 33), (4, 16), (3, 41), (3, 15)]

@@ -152,8 +152,9 @@ def _search_arguments(parser) -> None:
         "--search-stack",
         type=_int_at_least("search-stack", 1),
         default=None,
-        help="pairs of one d searched at once in one compiled round, padded to a multiple of 8 points, "
-        "a device-sized population divided among them (default 1: one pair at a time, unpadded)",
+        help="pairs of one d searched at once in one compiled round, padded to their size bucket (8, 12, "
+        "16, 24, 32, 48, ... points), a device-sized population divided among them (default 1: one "
+        "pair at a time, unpadded)",
     )
 
 

@@ -50,7 +50,7 @@ from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import tammes_margin, validate_configuration
 from gnc_jax._src.interior import interior_point
 from gnc_jax._src.objectives import TAMMES
-from gnc_jax._src.runner import time_limit_seconds
+from gnc_jax._src.runner import bucket_size, time_limit_seconds
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import Status
 from gnc_jax._src.symmetric import decompositions, symmetric_starts
@@ -124,7 +124,7 @@ class SearchSettings(ValidatedSettings):
         each other: at d = 4, K = 24 the softmax code is the 24-cell, which the Tammes search misses).
       stack: pairs of one dimension searched at once by :func:`gnc_jax.solve_pairs` (and
         ``gnc-jax sweep``), their populations stacked in one compiled round (:func:`search_stack`):
-        each padded to the next multiple of 8 points, a default population divided among them.
+        pairs of one size bucket (:meth:`padded`), a default population divided among them.
         1 (the default): one pair at a time, unpadded; an accelerator that one population leaves
         idle fills with several.
       min_K, max_K: :func:`gnc_jax.solve_pairs` runs the search for pairs with min_K <= K <= max_K
@@ -188,8 +188,10 @@ class SearchSettings(ValidatedSettings):
         return self.population or max(8, default_population(d, K) // self.stack)
 
     def padded(self, K: int) -> int:
-        """The points a pair of K is padded to in a stack: K alone, else the next multiple of 8."""
-        return K if self.stack == 1 else -(-K // 8) * 8
+        """The points a pair of K is padded to in a stack: K alone, else the size bucket of K (8, 12,
+        16, 24, 32, 48, ...: :func:`gnc_jax._src.runner.bucket_size`), so up to a third of the pairs
+        of a wide sweep share one program and each pair's padding depends on K alone."""
+        return K if self.stack == 1 else bucket_size(K, 8)
 
     def budget(self, d: int, K: int) -> float:
         """The work budget of one pair, in member-steps: population x ``work_per_member`` x sqrt(K)."""
