@@ -22,6 +22,7 @@ def test_centred_means_and_loss_against_a_hand_computation(x64):
     )
 
 
+@pytest.mark.slow
 def test_learned_weights_align_with_centred_means_as_p_grows():
     cos = []
     for p in (16, 64, 256):
@@ -31,6 +32,7 @@ def test_learned_weights_align_with_centred_means_as_p_grows():
     assert cos[0] < cos[1] < cos[2] and cos[2] > 0.97 and cos[0] < 0.95
 
 
+@pytest.mark.slow
 def test_class_mean_initialisation_reaches_the_target_sooner(x64):
     X, y = cm.nor_mixture(jax.random.key(1), 256, 128, 4)
     W0 = cm.class_mean_init(X, y, 4, lam=1e-2)

@@ -16,6 +16,7 @@ def random_rotation(rng, d):
     return Q * np.sign(np.diag(R))
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), d=st.sampled_from([2, 3, 5]), K=st.sampled_from([4, 7, 11]))
 def test_rotation_and_permutation_invariance(seed, d, K):

@@ -29,6 +29,7 @@ def test_near_independent_keeps_the_marginals(near):
     assert np.abs(ratio - 1).max() == pytest.approx(1e-3, rel=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", gsl.MODELS)
 def test_trained_features_span_the_svd_subspaces(near, model):
     P = near[1e-3]
@@ -116,6 +117,7 @@ def test_bad_input_names_the_argument(P, k, model, match):
         gsl.train_softmax(P, k, model, seed=0)
 
 
+@pytest.mark.slow
 def test_cli_reports_all_three_models(capsys):
     import json
 

@@ -53,7 +53,11 @@ def check_against_reference(W):
 
 @pytest.mark.parametrize(
     "d,K",
-    [(2, 3), (2, 17), (3, 5), (3, 40), (4, 4), (5, 60), (8, 9), (8, 120), (12, 30), (16, 10), (16, 200)],
+    [(2, 3), (2, 17), (3, 5), (4, 4), (8, 9), (16, 10)]
+    + [
+        pytest.param(d, K, marks=pytest.mark.slow)
+        for d, K in [(3, 40), (5, 60), (8, 120), (12, 30), (16, 200)]
+    ],
 )
 def test_random_configurations_match_quadprog(d, K):
     check_against_reference(random_configuration(1000 * d + K, d, K))
@@ -129,7 +133,10 @@ def test_envelope_gradient_matches_finite_differences(d, K):
         assert np.sum(grad * V) == pytest.approx(fd, rel=1e-6, abs=1e-8)
 
 
-@pytest.mark.parametrize("d,K,candidates", [(8, 300, 8), (3, 200, 4), (20, 150, 16)])
+@pytest.mark.parametrize(
+    "d,K,candidates",
+    [(20, 150, 16)] + [pytest.param(*c, marks=pytest.mark.slow) for c in [(8, 300, 8), (3, 200, 4)]],
+)
 def test_screened_column_generation_matches_the_full_qps(d, K, candidates):
     # Few candidates force several rounds (support kept, candidates doubled) before certification.
     W = random_configuration(7 * d + K, d, K)
@@ -152,6 +159,7 @@ def test_gram_form_matches_least_squares():
     assert float(b.gap) <= 1e-13
 
 
+@pytest.mark.slow
 def test_gram_form_stall_is_caught_and_certified():
     # A d = 8, K = 1000 softmax code from the solver (seed 0): for classes 28 and 983 the Gram form
     # stalls near 1e-13, keeps adding nearly dependent points and its affine solve returned NaN,

@@ -34,6 +34,7 @@ def _threshold(counts, lw, lh):
     return N**2 * lw * lh * K / (K - 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("counts", PROFILES)
 @pytest.mark.parametrize("lambda_h", LAMBDA_H)
 def test_closed_form_configuration_is_stationary_and_attains_its_value(counts, lambda_h):
@@ -132,6 +133,7 @@ def test_below_the_needed_dimension_the_smallest_class_is_sacrificed():
     assert s.report["collapse_matches"] and s.report["norm_error"] < 1e-8
 
 
+@pytest.mark.slow
 def test_a_spurious_kkt_point_is_not_reported_as_optimal():
     # The trap: no continuation and a small start stop where minority features are 0.
     counts, lam = (200, 200, 30, 8), 5e-3
@@ -172,6 +174,7 @@ def test_a_bound_that_breaks_is_an_error_not_optimal(monkeypatch):
         )
 
 
+@pytest.mark.slow
 def test_same_seed_same_answer_and_batch_agrees_with_single(grid):
     a = imb.solve_ufm_imbalanced(
         (40, 20, 10, 2), 4, LAM, 0.06, seed=0, solver=imb.ImbalancedSettings(steps=6000, hold_steps=6000)

@@ -66,6 +66,7 @@ def test_a_perturbed_optimum_returns_to_its_closed_form(name, W, cos):
     assert max_cos(solved(start)) == pytest.approx(cos, abs=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("K", [20, 40])
 def test_the_result_is_a_local_optimum_that_the_slp_polish_cannot_improve(K):
     # From the end of a short anneal (the search's finish leaves members 1e-6..2e-4 below their local

@@ -50,6 +50,7 @@ def test_cmf_classifier_trains():
     assert hist[-1]["train_accuracy"] > 0.95 and hist[-1]["gnc3"] < hist[0]["gnc3"]
 
 
+@pytest.mark.slow
 def test_measuring_every_few_epochs_leaves_the_training_as_it_was():
     data = nn.gaussian_mixture(6, dim=8, per_class=20, separation=4.0, seed=2)
     W = np.hstack([np.eye(3), -np.eye(3)])  # the octahedron as a fixed classifier

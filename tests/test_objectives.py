@@ -152,6 +152,7 @@ def test_the_terms_in_column_blocks_give_the_dense_loss_gradient_and_score(name,
     )
 
 
+@pytest.mark.slow
 def test_pairs_too_large_for_the_dense_terms_are_solved_in_blocks(monkeypatch):
     from gnc_jax._src import sphere
 

@@ -9,7 +9,10 @@ from scipy.optimize import linprog
 from gnc_jax._src import polish
 
 
-@pytest.mark.parametrize("path", ["interior point first", "simplex capped, then interior point"])
+@pytest.mark.parametrize(
+    "path",
+    ["interior point first", pytest.param("simplex capped, then interior point", marks=pytest.mark.slow)],
+)
 def test_an_lp_that_stalls_the_dual_simplex_is_solved(path, monkeypatch):
     # One LP of the polish of a softmax code at d = 8, K = 38 (744 rows, 533 columns, the step's
     # scaled form: bounds [-1, 1] on the step, the max s free). HiGHS's dual simplex ran on it for

@@ -197,6 +197,7 @@ print(len(traces), matplotlib.get_backend())
 """
 
 
+@pytest.mark.slow
 def test_library_calls_leave_the_callers_caches_backend_and_allocator_alone():
     # In a fresh process: the caller's jitted function is not traced again after a solve (no
     # jax.clear_caches), its matplotlib backend is the one it chose, and main() does not call mallopt.

@@ -45,6 +45,7 @@ def test_max_min_solve_reports_each_position_once_and_computes_the_same(every_re
     assert "solve tammes: bucket 1/1, 2/2 instances" in out.getvalue()
 
 
+@pytest.mark.slow
 def test_ufm_solve_reports_its_steps_and_computes_the_same(every_report):
     kw = dict(seed=1, solver=UFMSettings(restarts=2, steps=60, hold_steps=40))
     quiet = gnc_jax.solve_ufm(3, 4, 2, 0.5, **kw)

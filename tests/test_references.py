@@ -72,6 +72,7 @@ def test_the_bound_stays_valid_when_the_grid_misses_the_polynomials_maximum():
     assert e8 >= 240 and kerdock >= 288
 
 
+@pytest.mark.slow
 def test_every_proven_tammes_optimum_respects_the_bound():
     # The bound on max cos against the proven optima of the reference table (an independent source).
     rows = [r for r in known_tammes() if r["proven"] and r["d"] == 3 and 5 <= r["K"] <= 14]

@@ -37,7 +37,14 @@ def _exact_score(name):
     return predict_imbalanced([3, 2], 0.01, 0.01, d=2).lower_bound  # tested by brute force elsewhere
 
 
-@pytest.mark.parametrize("family", registry.FAMILIES, ids=lambda f: f.name)
+@pytest.mark.parametrize(
+    "family",
+    [
+        pytest.param(f, marks=[pytest.mark.slow] if f.name.startswith("ufm") else [])
+        for f in registry.FAMILIES
+    ],
+    ids=lambda f: f.name,
+)
 def test_each_family_solves_and_its_solution_carries_its_exact_score(family):
     instance, fields = TINY[family.name]
     settings = family.settings_type()(**fields)

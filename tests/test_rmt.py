@@ -94,6 +94,7 @@ def test_bad_input_names_the_argument(kwargs, match):
         rmt.predict_binary(**(args | kwargs))
 
 
+@pytest.mark.slow
 def test_cli_prints_prediction_beside_training(capsys):
     import json
 

@@ -151,6 +151,7 @@ def test_time_limit_and_interrupt_return_the_best_so_far():
     assert angle_deg(res.min_chord) > 50.0  # a real configuration, not a placeholder
 
 
+@pytest.mark.slow
 def test_a_searched_pair_reports_how_its_search_stopped():
     # Without the polish the status is the search's: max_steps at its round cap, stalled when the
     # patience stopped it (with the measured gain over the last `patience` rounds), never a NaN; a

@@ -125,6 +125,7 @@ def test_float32_solver_is_certified_in_float64():
     assert s.min_angle_deg == pytest.approx(90.0, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_one_compilation_per_bucket(monkeypatch):
     from gnc_jax._src import batch
 
@@ -288,6 +289,7 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
         SolverSettings(work_limit=-1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", ["tammes", "softmax-code"])
 def test_a_float32_solve_returns_its_code_on_the_sphere(problem):
     """The float32 annealer's best configuration comes back as unit columns, at the proven optimum

@@ -56,6 +56,7 @@ def check_rows(rows, pairs, store_path):
         assert r["status"] in {s.value for s in Status} and isinstance(r["residual"], float)
 
 
+@pytest.mark.slow
 def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     out = tmp_path / "codes.csv"
     pairs = [(2, K) for K in (3, 5, 6)] + [(3, 4), (3, 6)]
@@ -242,6 +243,7 @@ def test_hosts_write_shards_that_table_merges(tmp_path):
         assert abs(r["min_angle_deg"] - 360 / r["K"]) < 1e-6
 
 
+@pytest.mark.slow
 def test_hardmax_and_ufm_rows_carry_features(tmp_path):
     out = tmp_path / "f.csv"
     sweep("hardmax", [2], [5], ns=[2], out=out, seed=0, progress=None, solver=BUDGET)

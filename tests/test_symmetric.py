@@ -83,7 +83,9 @@ def test_starts_are_symmetric_and_their_score_is_exact(name, K):
 
 
 @pytest.mark.parametrize(
-    "name, a, chosen", [("I", 1, (1, 2)), ("T", 2, (0,)), ("D5", 2, (0, 1)), ("C3", 5, ())]
+    "name, a, chosen",
+    [("D5", 2, (0, 1))]
+    + [pytest.param(*c, marks=pytest.mark.slow) for c in [("I", 1, (1, 2)), ("T", 2, (0,)), ("C3", 5, ())]],
 )
 def test_the_orbit_objective_is_the_whole_configurations(name, a, chosen):
     # From the pairs (representative, point) only: the loss is TAMMES.loss of the whole configuration

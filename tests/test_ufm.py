@@ -80,6 +80,7 @@ def lemma_3_1():
     )
 
 
+@pytest.mark.slow
 def test_lemma_3_1_min_angle_converges_to_the_hardmax_value(lemma_3_1):
     """Fig. C.1: the max cosine of W decreases to the HardMax (= Tammes, for (3, 7)) value as tau -> 0."""
     target = next(r["cos"] for r in known_tammes() if (r["d"], r["K"]) == (3, 7))
@@ -109,6 +110,7 @@ def test_same_seed_same_answer_and_batch_independence(lemma_3_1):
     np.testing.assert_array_equal(again.W, gnc_jax.solve_ufm(3, 7, 4, 0.1, seed=0, solver=small).W)
 
 
+@pytest.mark.slow
 def test_weight_decay_ufm_reaches_the_simplex_etf_for_k_le_d_plus_1():
     """Eq. (B.1) with K <= d + 1: the regularised UFM collapses to a simplex ETF (Zhu et al., 2021),
     and at any stationary point of a loss of W^T H plus (lambda/2)(||W||^2 + ||H||^2) the two
