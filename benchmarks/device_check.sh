@@ -11,25 +11,11 @@
 # 4. a whole solve at (512, 10^5) on a short schedule: the certification's time and memory at that K
 #    (benchmarks/scale_memory.py);
 # 5. (512, 10^5) softmax code with default settings, whole process, certified (benchmarks/scale.py).
-# The machine's python3 is used with this checkout on PYTHONPATH (its jax, flax, optax are the image's).
 set -u
 out=${1:?usage: device_check.sh OUTDIR}
 mkdir -p "$out"
-export PYTHONPATH=$PWD/benchmarks:$PWD PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-step() { # step NAME SECONDS COMMAND...: run with a time limit, log its wall time and exit status
-    local name=$1 limit=$2 t0=$SECONDS
-    shift 2
-    echo "=== $name: $*"
-    timeout "$limit" "$@"
-    local rc=$?
-    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
-    return $rc
-}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-step smoke 60 python3 -c "
-import jax, gnc_jax
-print(jax.__version__, jax.devices())
-print(gnc_jax.solve_tammes(3, 12, seed=0).min_angle_deg)" || exit 1
+source "$(dirname "$0")/device_common.sh"
+smoke || exit 1
 step face 150 python3 benchmarks/scale.py --pairs 512:10000 --problems softmax-code --out "$out/scale_gpu.json"
 step stack 240 python3 benchmarks/search_stack.py --d 3 --K 121:129 --stacks 8 --population 0 \
     --no-baseline --keep "$out" --out "$out/search_stack_gpu.json"

@@ -16,24 +16,8 @@ set -u
 out=${1:?usage: device_check2.sh OUTDIR [SECONDS]}
 end=$((SECONDS + ${2:-540}))
 mkdir -p "$out"
-export PYTHONPATH=$PWD/benchmarks:$PWD PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-step() { # step NAME SECONDS COMMAND...: run within min(SECONDS, time left), log wall time and status
-    local name=$1 limit=$2 t0=$SECONDS
-    shift 2
-    local left=$((end - SECONDS))
-    ((left < limit)) && limit=$left
-    ((limit < 10)) && { echo "=== $name: skipped, no time left"; return 1; }
-    echo "=== $name (limit $limit s): $*"
-    timeout "$limit" "$@"
-    local rc=$?
-    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
-    return $rc
-}
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-step smoke 60 python3 -c "
-import jax, gnc_jax
-print(jax.__version__, jax.devices())
-print(gnc_jax.solve_tammes(3, 12, seed=0).min_angle_deg)" || exit 1
+source "$(dirname "$0")/device_common.sh"
+smoke || exit 1
 for K in 65:73 97:105; do
     step "stack $K" 170 python3 benchmarks/search_stack.py --d 3 --K $K --stacks 8 --population 0 \
         --no-baseline --keep "$out" --out "$out/search_stack_gpu.json"

@@ -1,0 +1,24 @@
+# Shared by benchmarks/device_check*.sh (sourced): the environment, a timed step and a smoke test.
+# The machine's python3 is used with this checkout on PYTHONPATH (its jax, flax, optax are the image's).
+export PYTHONPATH=$PWD/benchmarks:$PWD PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+step() { # step NAME SECONDS COMMAND...: run within SECONDS (and the time left before $end, if set),
+    local name=$1 limit=$2 t0=$SECONDS # then log its wall time and exit status
+    shift 2
+    if [[ -n ${end:-} ]]; then
+        local left=$((end - SECONDS))
+        ((left < limit)) && limit=$left
+        ((limit < 10)) && { echo "=== $name: skipped, no time left"; return 1; }
+    fi
+    echo "=== $name (limit $limit s): $*"
+    timeout "$limit" "$@"
+    local rc=$?
+    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+    return $rc
+}
+smoke() { # the package imports and certifies a small code on the device
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+    step smoke 60 python3 -c "
+import jax, gnc_jax
+print(jax.__version__, jax.devices())
+print(gnc_jax.solve_tammes(3, 12, seed=0).min_angle_deg)"
+}
