@@ -189,8 +189,8 @@ class SearchSettings(ValidatedSettings):
 
     def padded(self, K: int) -> int:
         """The points a pair of K is padded to in a stack: K alone, else the size bucket of K (8, 12,
-        16, 24, 32, 48, ...: :func:`gnc_jax._src.runner.bucket_size`), so up to a third of the pairs
-        of a wide sweep share one program and each pair's padding depends on K alone."""
+        16, 24, 32, 48, ...: :func:`gnc_jax._src.runner.bucket_size`), so many pairs share one
+        program (K = 97..128 share 128 points) and each pair's padding depends on K alone."""
         return K if self.stack == 1 else bucket_size(K, 8)
 
     def budget(self, d: int, K: int) -> float:
