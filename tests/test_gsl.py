@@ -40,6 +40,7 @@ def test_trained_features_span_the_svd_subspaces(near, model):
     assert gsl.principal_angles(r.g, svd.g, P.sum(axis=0)).max() <= 3.4e-4
 
 
+@pytest.mark.slow
 def test_forward_reverse_and_joint_share_their_solution(near):
     P = near[1e-2]
     res = {m: gsl.train_softmax(P, 2, m, seed=1) for m in gsl.MODELS}
@@ -61,6 +62,7 @@ def test_pythagorean_identity_and_stationarity_at_the_trained_q(near, model):
     assert r.status == "stationary" and r.grad_norm <= 1e-10
 
 
+@pytest.mark.slow
 def test_divergences_against_a_direct_computation():
     P = gsl.near_independent(jax.random.key(3), 6, 4, 0.5)
     r = gsl.train_softmax(P, 1, "forward", seed=0, max_steps=50)
@@ -76,6 +78,7 @@ def test_divergences_against_a_direct_computation():
     np.testing.assert_allclose(r.Q, px[:, None] * cond / cond.sum(axis=1, keepdims=True), atol=1e-15)
 
 
+@pytest.mark.slow
 def test_full_rank_joint_model_reproduces_any_positive_p():
     P = gsl.near_independent(jax.random.key(4), 6, 4, 0.9)
     r = gsl.train_softmax(P, 3, "joint", seed=0)

@@ -75,6 +75,7 @@ def test_closed_form_is_a_lower_bound_at_random_and_perturbed_feasible_points():
         assert imb.imbalanced_loss(Wp, Hp, counts, lw, lh) > pred.lower_bound
 
 
+@pytest.mark.slow
 def test_solver_matches_the_closed_form_on_both_sides_of_the_threshold(grid):
     assert len(grid) == len(PROFILES) * len(LAMBDA_H)
     saw_collapse = saw_none = False
@@ -95,6 +96,7 @@ def test_solver_matches_the_closed_form_on_both_sides_of_the_threshold(grid):
     assert saw_collapse and saw_none
 
 
+@pytest.mark.slow
 def test_two_collapsed_minorities_merge_into_one_classifier(grid):
     s = next(s for s in grid if s.counts == (50, 40, 3, 2) and s.lambda_h == 0.06)
     assert s.report["collapsed"].tolist() == [False, False, True, True]
@@ -103,6 +105,7 @@ def test_two_collapsed_minorities_merge_into_one_classifier(grid):
     assert s.report["classifier_norms"][0] > s.report["classifier_norms"][1] > s.report["classifier_norms"][2]
 
 
+@pytest.mark.slow
 def test_balanced_sizes_give_an_orthogonal_frame_and_a_simplex_etf_classifier(grid):
     for s in (s for s in grid if s.counts == (20, 20, 20, 20)):
         means = metrics.class_means(s.H, np.repeat(np.arange(4), 20), 4)

@@ -35,6 +35,7 @@ def test_cmf_update_is_the_exponential_moving_average_of_batch_means():
     np.testing.assert_allclose(clf.weights, expect / np.linalg.norm(expect, axis=0), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_fixed_and_cmf_weights_are_not_trained_by_the_optimizer(x64):
     data = nn.gaussian_mixture(4, dim=6, per_class=20, seed=0)
     W = np.linalg.qr(np.random.default_rng(0).standard_normal((4, 4)))[0][:2]

@@ -126,6 +126,7 @@ def test_init_keeps_the_requested_dtype_when_the_pair_is_traced(name):
     assert {k: v.dtype for k, v in params.items()} == {k: jnp.dtype("float32") for k in problem.variables}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tammes", "softmax-code", "hardmax"])
 @pytest.mark.parametrize("block", [5, 16, 64])
 def test_the_terms_in_column_blocks_give_the_dense_loss_gradient_and_score(name, block):

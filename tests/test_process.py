@@ -65,6 +65,7 @@ def test_the_float64_scope_ends_with_the_call_even_on_error():
     assert not jax.config.jax_enable_x64
 
 
+@pytest.mark.slow
 def test_a_generator_computes_each_item_in_float64_and_yields_to_float32():
     from gnc_jax.related import gsl
 

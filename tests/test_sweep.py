@@ -285,6 +285,7 @@ def test_grid_validation():
             grid(*args)
 
 
+@pytest.mark.slow
 def test_table_filters_sorts_best_and_compares(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     sweep(

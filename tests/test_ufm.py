@@ -52,6 +52,7 @@ def test_losses_match_the_textbook_cross_entropy(tau, x64):
     np.testing.assert_allclose(ufm_log_loss(p, cm, tau, 3), tau * np.log(18 * ce), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_log_loss_stays_finite_with_a_useful_gradient_where_the_ce_underflows(x64):
     # A well-separated configuration: at tau = 1e-3 every CE is exp(-(margin)/tau) ~ 1e-250 or less.
     W = gnc_jax.theory.simplex_etf(3, 4)
