@@ -72,6 +72,7 @@ def test_bad_mixture_and_data():
         cm.centred_class_means(np.ones(5), np.zeros(5, int))
 
 
+@pytest.mark.slow
 def test_cli_reports_alignment_and_steps(capsys):
     import json
 

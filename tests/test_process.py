@@ -129,6 +129,7 @@ def test_compiled_programs_are_released_when_the_memory_maps_crowd():
 BUDGET = SolverSettings(restarts=2, steps=100, hop_rounds=0, lp_polish_iters=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("asked", [False, True], ids=["library default", "release_memory=True"])
 def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
     # jax.clear_caches() would drop the caller's compiled programs too: a library call asks whether

@@ -24,6 +24,7 @@ def every_report(monkeypatch):
     monkeypatch.setattr(progress.StepMeter, "interval", 0.0)
 
 
+@pytest.mark.slow
 def test_max_min_solve_reports_each_position_once_and_computes_the_same(every_report):
     kw = dict(
         seed=0,
