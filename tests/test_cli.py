@@ -88,6 +88,7 @@ def test_json_output_and_save(tmp_path):
         assert gnc_jax.softmax_code_margin(W) == pytest.approx(r["rho_one_vs_rest"], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_table_output():
     out = run_cli("solve", "tammes", "--d", "3", "--K", "6", *FAST)
     assert out.returncode == 0, out.stderr

@@ -249,6 +249,7 @@ def test_prediction_and_report_reject_bad_input():
         imb.geometry_report(np.ones((2, 2)), np.ones((2, 4)), (3, 2), 0.1, 0.1)
 
 
+@pytest.mark.slow
 def test_cli_prints_solver_beside_closed_form_and_saves(tmp_path, capsys):
     rc = cli.main(
         ["solve", "ufm-imbalanced", "--d", "4", "--K", "4", "--counts", "40,20,10,2", "--lambda-w", "0.01",

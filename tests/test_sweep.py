@@ -110,6 +110,7 @@ def test_sweep_writes_resumes_and_refuses_other_settings(tmp_path):
     assert sc["rho_one_vs_rest"] == pytest.approx(1 - np.cos(2 * np.pi / 5), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_a_slow_pair_does_not_hold_back_the_other_workers_rows(tmp_path, monkeypatch):
     # Two workers, one pair per batch: while one worker is on a slow pair (K = 3, here waiting), the
     # other finishes K = 4 and then K = 5, and their rows reach the store before the slow one's.
