@@ -50,6 +50,20 @@ def random_configuration(seed, d, K):
     return W / np.linalg.norm(W, axis=0)
 
 
+def stand_in_search(d, Ks, *args):
+    """A stand-in for ``gnc_jax._src.search.search_stack``: a random configuration per pair, reported
+    as a search that ended at its round cap."""
+    from gnc_jax._src.search import SearchResult
+
+    results = []
+    for K in Ks:
+        W = random_configuration(K, d, K)
+        results.append(
+            SearchResult(W, gnc_jax.tammes_margin(W), 0, 0.0, False, "rounds", 1, 0, (), float("nan"))
+        )
+    return results
+
+
 @pytest.fixture(autouse=True)
 def _no_global_x64():
     """Importing gnc_jax changes no global JAX setting, and neither does calling it."""

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import SEARCH_LEAN, random_configuration
+from conftest import SEARCH_LEAN, random_configuration, stand_in_search
 
 import gnc_jax
 from gnc_jax import SolverSettings
@@ -155,13 +155,7 @@ def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
     )
     # A pair below the search's range and a searched one: it asks after the search, which compiled
     # programs of its own (the search itself stands in: its result is a random configuration).
-    from gnc_jax._src.search import SearchResult
-
-    def search_stack(d, Ks, *args):
-        W = random_configuration(0, d, Ks[0])
-        return [SearchResult(W, gnc_jax.tammes_margin(W), 0, 0.0, False, "rounds", 1, 0, (), float("nan"))]
-
-    monkeypatch.setattr(batch, "search_stack", search_stack)
+    monkeypatch.setattr(batch, "search_stack", stand_in_search)
     gnc_jax.solve_pairs(
         "tammes",
         [(3, 5), (3, 13)],

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import SEARCH_LEAN, known_tammes
+from conftest import SEARCH_LEAN, known_tammes, stand_in_search
 
 import gnc_jax
 from gnc_jax import SearchSettings
@@ -310,20 +310,13 @@ def test_a_float32_solve_returns_its_code_on_the_sphere(problem):
 def test_a_stacked_search_gets_the_pairs_of_one_d_together(monkeypatch, stack, calls):
     # Which pairs each search call gets (the search stands in: a random configuration per pair). K = 33
     # and 41 share the bucket of 48 points; they were apart when stacks were padded to multiples of 8.
-    from conftest import random_configuration
-
     from gnc_jax._src import batch
-    from gnc_jax._src.search import SearchResult
 
     seen = []
 
     def search_stack(d, Ks, *args):
         seen.append((d, list(Ks)))
-        Ws = [random_configuration(K, d, K) for K in Ks]
-        return [
-            SearchResult(W, gnc_jax.tammes_margin(W), 0, 0.0, False, "rounds", 1, 0, (), float("nan"))
-            for W in Ws
-        ]
+        return stand_in_search(d, Ks)
 
     monkeypatch.setattr(batch, "search_stack", search_stack)
     sols = gnc_jax.solve_pairs(
