@@ -38,6 +38,7 @@ import argparse
 import csv
 import json
 import re
+import os
 import subprocess
 import sys
 import tempfile
@@ -68,7 +69,8 @@ def save(data):
 def solve_cli(problem, d, K, *extra, timeout=None):
     """One fresh ``gnc-jax solve`` process (``python -m gnc_jax``, the same program as the
     ``gnc-jax`` script) with default settings: its JSON solution, whole-process wall time (start-up
-    and compilation included) and its last search progress line."""
+    and compilation included; the command's compilation cache off, as in a first run) and its last
+    search progress line."""
     t = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "gnc_jax", "solve", problem, "--d", str(d), "--K", str(K), "--format", "json"]
@@ -77,6 +79,7 @@ def solve_cli(problem, d, K, *extra, timeout=None):
         text=True,
         check=True,
         timeout=timeout,
+        env=os.environ | {"GNC_JAX_CACHE_DIR": ""},
     )
     wall = time.perf_counter() - t
     log = [line for line in out.stderr.splitlines() if line.startswith("search")][-1:]

@@ -1,6 +1,7 @@
 """Importing gnc_jax changes nothing global; float64 is scoped to its calls; the allocator tuning is
 explicit."""
 
+import json
 import os
 import platform
 import subprocess
@@ -206,11 +207,55 @@ def test_the_command_tunes_the_allocator_and_main_does_not(monkeypatch):
     from gnc_jax._src import cli, process
 
     calls = []
-    monkeypatch.setattr(process, "tune_allocator", lambda: calls.append(1))
+    monkeypatch.setattr(process, "tune_allocator", lambda: calls.append("allocator"))
+    monkeypatch.setattr(process, "use_compilation_cache", lambda: calls.append("cache"))
     monkeypatch.setattr(sys, "argv", ["gnc-jax", "table", "/nonexistent.csv"])
     with pytest.raises(SystemExit) as e:
         cli.program()
-    assert e.value.code == 2 and calls == [1]
+    assert e.value.code == 2 and calls == ["allocator", "cache"]
+
+
+def test_the_compilation_cache_goes_where_the_user_says(monkeypatch, tmp_path):
+    from gnc_jax._src.process import use_compilation_cache
+
+    before = jax.config.jax_compilation_cache_dir
+    try:
+        monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")  # set by conftest for the suite
+        monkeypatch.delenv("GNC_JAX_CACHE_DIR", raising=False)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        assert use_compilation_cache() == str(tmp_path / "gnc_jax" / "xla")
+        assert jax.config.jax_compilation_cache_dir == str(tmp_path / "gnc_jax" / "xla")
+        monkeypatch.setenv("GNC_JAX_CACHE_DIR", str(tmp_path / "mine"))
+        assert use_compilation_cache() == str(tmp_path / "mine")
+        jax.config.update("jax_compilation_cache_dir", before)
+        monkeypatch.setenv("GNC_JAX_CACHE_DIR", "")  # off
+        assert use_compilation_cache() is None and jax.config.jax_compilation_cache_dir == before
+        monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "jax"))  # JAX's own wins
+        monkeypatch.setenv("GNC_JAX_CACHE_DIR", str(tmp_path / "mine"))
+        assert use_compilation_cache() is None and jax.config.jax_compilation_cache_dir == before
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+
+
+@pytest.mark.slow
+def test_a_command_run_again_loads_its_programs_and_gives_the_same_bits(tmp_path):
+    # Two processes of one command with the cache on (every program cached, however fast it compiled):
+    # the first fills the cache, the second's answer is the first's to the last bit.
+    env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+    env |= {"GNC_JAX_CACHE_DIR": str(tmp_path / "cache"), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
+    command = [sys.executable, "-m", "gnc_jax", "solve", "softmax-code", "--d", "3", "--K", "7"]
+    command += ["--restarts", "4", "--format", "json", "--save", str(tmp_path)]
+    outputs, files = [], []
+    for _ in range(2):
+        out = subprocess.run(command, capture_output=True, text=True, env=env)
+        assert out.returncode == 0, out.stderr
+        outputs.append({k: v for k, v in json.loads(out.stdout).items() if k != "wall_s"})
+        files.append(sorted(p.name for p in (tmp_path / "cache").iterdir()))
+        saved = sorted(tmp_path.glob("*.npy"))
+        assert len(saved) == 1
+        outputs.append(np.load(saved[0]).tobytes())
+    assert files[0] and files[1] == files[0]  # the second run compiled nothing new
+    assert outputs[0] == outputs[2] and outputs[1] == outputs[3]
 
 
 LEVEL_CODE = """

@@ -838,11 +838,14 @@ def _run(command, args) -> int:
 
 
 def program() -> None:
-    """The ``gnc-jax`` command as its own process: glibc's allocator tuned for it
-    (:func:`gnc_jax._src.process.tune_allocator`, process-wide, so not in :func:`main`), then :func:`main`."""
-    from gnc_jax._src.process import tune_allocator
+    """The ``gnc-jax`` command as its own process: glibc's allocator tuned for it and JAX's persistent
+    compilation cache on (:func:`gnc_jax._src.process.tune_allocator`,
+    :func:`gnc_jax._src.process.use_compilation_cache`; process-wide, so not in :func:`main`), then
+    :func:`main`."""
+    from gnc_jax._src.process import tune_allocator, use_compilation_cache
 
     tune_allocator()
+    use_compilation_cache()
     sys.exit(main())
 
 

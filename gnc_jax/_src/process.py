@@ -17,6 +17,13 @@
   K=24 benchmark 2.2x (benchmarks/bench_solvers.py). Fixing the mmap threshold at its maximum
   (32 MiB) and keeping up to 256 MiB of freed heap removes that. Skipped off glibc, and when the
   user set either threshold through glibc's environment variables.
+* :func:`use_compilation_cache` (called by the ``gnc-jax`` command, never on import): JAX's persistent
+  compilation cache in ``~/.cache/gnc_jax/xla`` (``$XDG_CACHE_HOME`` honoured), so that a second
+  process solving a pair of the same sizes (another seed, a resumed sweep) loads the compiled search
+  instead of compiling it again: about 40 s of a d = 3, K = 110 Tammes solve's 100 s are compilation
+  on a 2-core CPU (docs/results.md). A loaded program is the one that was compiled, so the answer is
+  the same bit for bit. ``GNC_JAX_CACHE_DIR`` moves it; set empty, it turns it off; JAX's own
+  ``JAX_COMPILATION_CACHE_DIR`` takes precedence over both.
 * :func:`release_compiled_programs` (called, when the caller asks with ``release_memory=True`` as the
   ``gnc-jax`` command does, after each finished batch of a sweep and each search (a pair or a stack) of
   :func:`gnc_jax.solve_pairs`, which may be given ~100 pairs at once): every
@@ -102,6 +109,20 @@ def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 
     return bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold)) and bool(
         mallopt(_M_TRIM_THRESHOLD, trim_threshold)
     )
+
+
+def use_compilation_cache() -> str | None:
+    """Turn on JAX's persistent compilation cache for this process (module docstring); returns its
+    directory, or None where it stays as the user set it (``JAX_COMPILATION_CACHE_DIR``, or
+    ``GNC_JAX_CACHE_DIR`` empty)."""
+    if "JAX_COMPILATION_CACHE_DIR" in os.environ:
+        return None
+    default = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gnc_jax" / "xla"
+    directory = os.environ.get("GNC_JAX_CACHE_DIR", str(default))
+    if not directory:
+        return None
+    jax.config.update("jax_compilation_cache_dir", directory)
+    return directory
 
 
 def release_compiled_programs(fraction: float = 0.5) -> bool:

@@ -184,9 +184,9 @@ def _anneal_program(name: str, a: int, chosen: tuple[int, ...], steps: int):
     optimizer = riemannian_adam({"W": jnp.ones(a, bool)})
     temps = geometric(0.1, 1e-9, steps)
 
-    @functools.partial(jax.jit, static_argnums=1)
-    def run(key, n: int):
-        reps = normalize_columns(jax.random.normal(key, (n, 3, a), jnp.float64))
+    @jax.jit
+    def run(reps):
+        reps = normalize_columns(reps)
         anneal = lambda r: run_schedule(
             objective.value_and_grad, {"W": r}, optimizer, retract, temps, 0.5 * temps
         )
@@ -224,7 +224,9 @@ def symmetric_starts(
             if a == 0:
                 out.append(_fixed_points(name, chosen)[None])
                 continue
-            run = _anneal_program(name, a, chosen, steps)
-            W, score = run(jax.random.fold_in(jax.random.fold_in(key, g), i), starts)
+            # Drawn at one shape for every decomposition of K: a random draw compiles for about as
+            # long as the anneal, once per shape.
+            draw = jax.random.normal(jax.random.fold_in(jax.random.fold_in(key, g), i), (starts, 3, K))
+            W, score = _anneal_program(name, a, chosen, steps)(np.asarray(draw)[:, :, :a])
             out.append(np.asarray(W)[_distinct_best(np.asarray(score), keep)])
     return out
