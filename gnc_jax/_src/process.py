@@ -20,8 +20,8 @@
 * :func:`use_compilation_cache` (called by the ``gnc-jax`` command, never on import): JAX's persistent
   compilation cache in ``~/.cache/gnc_jax/xla`` (``$XDG_CACHE_HOME`` honoured), so that a second
   process solving a pair of the same sizes (another seed, a resumed sweep) loads the compiled search
-  instead of compiling it again: about 40 s of a d = 3, K = 110 Tammes solve's 100 s are compilation
-  on a 2-core CPU (docs/results.md). A loaded program is the one that was compiled, so the answer is
+  instead of compiling it again: a d = 3, K = 110 Tammes solve compiles for about 40 s on a 2-core
+  CPU (docs/results.md). A loaded program is the one that was compiled, so the answer is
   the same bit for bit. ``GNC_JAX_CACHE_DIR`` moves it; set empty, it turns it off; JAX's own
   ``JAX_COMPILATION_CACHE_DIR`` takes precedence over both.
 * :func:`release_compiled_programs` (called, when the caller asks with ``release_memory=True`` as the
