@@ -12,33 +12,19 @@ Usage: python benchmarks/compile_time.py --K 60,110 [--repo DIR] [--first-only]
 
 import argparse
 import json
-import os
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from tammes_search import solve_cli
 
 OUT = Path(__file__).resolve().parent / "results" / "compile_time.json"
 
 
 def solve(repo: Path, K: int, cache: str) -> tuple[float, float]:
     """One fresh process: its min angle (deg) and whole-process wall time (s)."""
-    env = os.environ | {"GNC_JAX_CACHE_DIR": cache, "PYTHONPATH": str(repo)}
-    env.pop("JAX_COMPILATION_CACHE_DIR", None)
-    command = [sys.executable, "-m", "gnc_jax", "solve", "tammes", "--d", "3", "--K", str(K)]
-    t = time.perf_counter()
-    out = subprocess.run(
-        command + ["--seed", "0", "--format", "json", "--quiet"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=repo,
-    )
-    wall = time.perf_counter() - t
-    if out.returncode:
-        sys.exit(f"K = {K}: {out.stderr.strip().splitlines()[-1]}")
-    return json.loads(out.stdout)["min_angle_deg"], wall
+    sol, wall, _ = solve_cli("tammes", 3, K, "--seed", "0", "--quiet", cache=cache, repo=repo)
+    return sol["min_angle_deg"], wall
 
 
 def main():

@@ -37,8 +37,8 @@ Usage: python benchmarks/tammes_search.py --part dev [--K 15,20]
 import argparse
 import csv
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -66,11 +66,16 @@ def save(data):
     OUT.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def solve_cli(problem, d, K, *extra, timeout=None):
+def solve_cli(problem, d, K, *extra, timeout=None, cache="", repo=None):
     """One fresh ``gnc-jax solve`` process (``python -m gnc_jax``, the same program as the
     ``gnc-jax`` script) with default settings: its JSON solution, whole-process wall time (start-up
-    and compilation included; the command's compilation cache off, as in a first run) and its last
-    search progress line."""
+    and compilation included) and its last search progress line. ``cache``: the command's
+    compilation cache folder ('': off, as in a first run); ``repo``: the checkout whose gnc_jax runs
+    (None: the installed one)."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+    env["GNC_JAX_CACHE_DIR"] = cache
+    if repo is not None:
+        env["PYTHONPATH"] = str(repo)
     t = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "gnc_jax", "solve", problem, "--d", str(d), "--K", str(K), "--format", "json"]
@@ -79,7 +84,8 @@ def solve_cli(problem, d, K, *extra, timeout=None):
         text=True,
         check=True,
         timeout=timeout,
-        env=os.environ | {"GNC_JAX_CACHE_DIR": ""},
+        env=env,
+        cwd=repo,
     )
     wall = time.perf_counter() - t
     log = [line for line in out.stderr.splitlines() if line.startswith("search")][-1:]
