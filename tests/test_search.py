@@ -1,7 +1,9 @@
 """The iterated hole search (gnc_jax._src.search): best-known codes, anytime stops, cross-seeding, errors."""
 
+import collections
 import csv
 import io
+import logging
 import os
 import re
 
@@ -19,12 +21,13 @@ from gnc_jax._src.search import (
     SearchSettings,
     _Sources,
     angle_deg,
+    compile_ahead,
     default_population,
     energy_codes,
     search_stack,
     search_tammes,
 )
-from gnc_jax._src.symmetric import rotation_group, special_orbits
+from gnc_jax._src.symmetric import decompositions, rotation_group, special_orbits
 
 SMALL = SearchSettings(population=8, rounds=20, patience=20, init_steps=600, long_finish_steps=0)
 QUICK = SMALL.replace(symmetric_starts=0, energy_members=0)  # no proposal sources but random starts
@@ -360,3 +363,23 @@ def test_pairs_stacked_in_one_round_are_searched_as_alone():
     np.testing.assert_array_equal(other.W, res[14].W)
     with pytest.raises(ValueError, match="keys"):
         search_stack(3, [13, 14], [keys[13]], s)
+
+
+def test_the_programs_compiled_ahead_are_the_ones_the_search_calls(caplog):
+    # Settings no other test uses, so that every program is compiled here. Were a shape, a dtype or
+    # the float64 setting of a compilation started ahead different from the call's, the call would
+    # compile its program a second time.
+    s = SMALL.replace(population=6, rounds=1, init_steps=602, energy_members=4, symmetric_starts=5)
+    key = jax.random.key(5)
+    jax.config.update("jax_log_compiles", True)  # in every thread: the compilations ahead run in another
+    try:
+        with caplog.at_level(logging.WARNING, logger="jax"):
+            compile_ahead(3, [13], [key], s)
+            search_tammes(3, 13, key, s)
+    finally:
+        jax.config.update("jax_log_compiles", False)
+    done = re.compile(r"Finished XLA compilation of jit\((\w+)\)")
+    compiled = collections.Counter(m[1] for m in map(done.match, caplog.messages) if m)
+    assert compiled["draw"] == compiled["search_round"] == compiled["energy_draw"] == 1
+    # one anneal of representatives per decomposition of 13 with free points, once each
+    assert compiled["run"] == sum(a > 0 for g in GROUPS for a, _ in decompositions(g, 13))

@@ -31,7 +31,7 @@ from gnc_jax._src.driver import STATUS_NAMES, SolverSettings, axis_map, solve_pa
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem, get_problem
 from gnc_jax._src.polish import polish
-from gnc_jax._src.search import SearchSettings, search_stack
+from gnc_jax._src.search import SearchSettings, compile_ahead, search_stack
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import SolutionCore, Status
 from gnc_jax._src.store import CERTIFIED
@@ -432,6 +432,8 @@ def solve_pairs(
         release_memory=release_memory,
         rattler_tol=rattler_tol,
     )
+    for (dd, _), members in list(_search_stacks(req).items())[:1]:  # compiles while candidates run
+        compile_ahead(dd, [req.pairs[i][1] for i in members], [req.pair_key(i) for i in members], req.search)
     candidates = _candidates(req)
     searched = _search(req, candidates)
     solved = set(searched) if req.prob.search_role == "solution" else set()
@@ -533,15 +535,20 @@ def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
     return candidates
 
 
-def _search(req: _Request, candidates: dict) -> dict:
-    """The global search of every pair it covers (:meth:`_Request.searched`), pairs of one d and
-    padded size stacked together (:func:`gnc_jax._src.search.search_stack`); {pair index: result}."""
+def _search_stacks(req: _Request) -> dict:
+    """The pairs the global search covers, by (d, padded size): {(d, size): [pair index]}."""
     stacks = {}
     for i, (dd, kk) in enumerate(req.pairs):
         if req.searched(kk):
             stacks.setdefault((dd, req.search.padded(kk)), []).append(i)
+    return stacks
+
+
+def _search(req: _Request, candidates: dict) -> dict:
+    """The global search of every pair it covers (:meth:`_Request.searched`), pairs of one d and
+    padded size stacked together (:func:`gnc_jax._src.search.search_stack`); {pair index: result}."""
     searched = {}
-    for (dd, _), members in stacks.items():
+    for (dd, _), members in _search_stacks(req).items():
         found = search_stack(
             dd,
             [req.pairs[i][1] for i in members],

@@ -10,6 +10,11 @@
   that only the other's worker could run, forever. ``gnc-jax sweep`` with its default 2 workers hung
   that way at d = 7 (both workers blocked in ``lapack_dgesdd``); so did two threads calling
   ``gnc_jax.separation`` on (8, 64) configurations (tests/test_process.py).
+* :class:`CompiledAhead` compiles a jitted program on a background thread before its first call:
+  the search's programs compile (about 14 s of a d = 3, K = 60 Tammes solve on a 2-core CPU) while
+  the cross-seeded solve and the symmetric starts run, which leave the second core mostly idle. XLA
+  releases the GIL while it compiles; the compiled program is the one the call would have compiled,
+  so the answer is the same bit for bit.
 * :func:`tune_allocator` (called by the ``gnc-jax`` command and
   the benchmarks, never on import): XLA:CPU allocates a step's temporaries (megabytes for a batch of
   restarts) on every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh
@@ -41,6 +46,7 @@ import functools
 import inspect
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import jax
@@ -93,6 +99,37 @@ def one_at_a_time(program):
             return jax.block_until_ready(program(*args, **kwargs))
 
     return exclusive
+
+
+_COMPILER = ThreadPoolExecutor(1, thread_name_prefix="gnc-compile")
+
+
+class CompiledAhead:
+    """A jitted program whose compilation for given argument shapes can start on a background
+    thread (:meth:`start`); a call waits for the compilations started, then runs ``call`` (the program,
+    or a wrapper of it such as :func:`one_at_a_time`), which finds the program compiled."""
+
+    def __init__(self, program, call=None):
+        self.program, self.call = program, call or program
+        self.started: dict[tuple, Future] = {}
+
+    def start(self, *args) -> None:
+        """Compile for arguments of the shapes and dtypes of ``args`` (arrays or
+        ``jax.ShapeDtypeStruct``), with this thread's float64 setting; once per signature."""
+        specs = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args)
+        signature = tuple((a.shape, str(a.dtype)) for a in specs)
+        if signature not in self.started:
+            x64 = jax.config.jax_enable_x64
+            self.started[signature] = _COMPILER.submit(self._compile, specs, x64)
+
+    def _compile(self, specs, x64: bool) -> None:
+        with jax.enable_x64(x64):
+            self.program.lower(*specs).compile()
+
+    def __call__(self, *args):
+        for future in self.started.values():
+            future.exception()  # waits; where it failed, the call compiles again and reports its error
+        return self.call(*args)
 
 
 def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:

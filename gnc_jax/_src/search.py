@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gnc_jax._src.process import cpu_cores, float64, one_at_a_time
+from gnc_jax._src.process import CompiledAhead, cpu_cores, float64, one_at_a_time
 from gnc_jax._src.driver import ValidatedSettings, geometric, retract, riemannian_adam, run_schedule
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import tammes_margin, validate_configuration
@@ -415,9 +415,13 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         X = normalize_columns(jax.random.normal(key, (R, d, K_max), jnp.float64))
         return jax.vmap(energy, (0, None))(X, col)
 
-    if exact:  # the interior-point solve factors a batch of matrices by LAPACK
-        draw, search_round = one_at_a_time(draw), one_at_a_time(search_round)
-    return draw, search_round, energy_draw
+    # The interior-point solve factors a batch of matrices by LAPACK: one such program at a time.
+    exclusive = one_at_a_time if exact else lambda program: program
+    return (
+        CompiledAhead(draw, exclusive(draw)),
+        CompiledAhead(search_round, exclusive(search_round)),
+        CompiledAhead(energy_draw),
+    )
 
 
 def _energy_codes(d: int, K: int, K_max: int, key: jax.Array, s: SearchSettings) -> np.ndarray:
@@ -628,6 +632,45 @@ class _Pair:
         )
 
 
+def _stack_plan(d: int, Ks: list[int], settings: SearchSettings | None):
+    """The settings of a stack of pairs (population set), the points each pair is padded to, and the
+    number of slots."""
+    s = settings or SearchSettings()
+    K_max = s.padded(max(Ks))
+    s = s.replace(population=s.population_for(d, K_max))
+    return s, (lambda K: K_max) if s.stack > 1 else (lambda K: K), min(s.stack, len(Ks))
+
+
+def _compile_pair(d: int, K: int, key: jax.Array, s: SearchSettings, padded, slots: int) -> None:
+    """Start compiling the programs a pair's search calls (:class:`CompiledAhead`)."""
+    K_max, R = padded(K), s.population
+    f64, flag = jnp.float64, jnp.bool_
+    spec = jax.ShapeDtypeStruct
+    key = jax.eval_shape(lambda k: jax.random.fold_in(k, 0), key)
+    draw, search_round, _ = _programs(d, K_max, s)
+    if s.energy_members:
+        _programs(d, K_max, s.replace(population=s.energy_members))[2].start(key, spec((K_max,), flag))
+    draw.start(key, spec((R, d, K_max), f64), spec((R,), flag), spec((R,), flag), spec((K_max,), flag))
+    search_round.start(
+        spec((slots, *key.shape), key.dtype),
+        spec((slots, R, d, K_max), f64),
+        spec((slots, R), f64),
+        spec((slots, K_max), flag),
+        spec((slots,), flag),
+    )
+
+
+@float64
+def compile_ahead(d: int, Ks, keys, settings: SearchSettings | None = None) -> None:
+    """Start compiling, on a background thread, the programs of the first pairs that
+    :func:`search_stack` with these arguments runs (those of its first slots), so that they compile
+    while the caller does other work (:class:`gnc_jax._src.process.CompiledAhead`)."""
+    Ks = [int(K) for K in Ks]
+    s, padded, slots = _stack_plan(d, Ks, settings)
+    for K, key in list(zip(Ks, keys))[:slots]:
+        _compile_pair(d, K, key, s, padded, slots)
+
+
 @float64
 def search_stack(
     d: int,
@@ -661,7 +704,6 @@ def search_stack(
       far; the pairs waiting then run.
     """
     # Long because the slot loop, its refill and its Ctrl-C handling act on the same slots.
-    s = settings or SearchSettings()
     Ks = [int(K) for K in Ks]
     seeds = list(seeds) if seeds is not None else [()] * len(Ks)
     if len(keys) != len(Ks) or len(seeds) != len(Ks):
@@ -669,17 +711,17 @@ def search_stack(
             f"keys and seeds need one entry per pair ({len(Ks)}), got {len(keys)}, {len(seeds)}"
         )
     time_limit = time_limit_seconds(time_limit)
-    K_max = s.padded(max(Ks))
-    s = s.replace(population=s.population_for(d, K_max))
-    padded = (lambda K: K_max) if s.stack > 1 else (lambda K: K)
+    s, padded, slots = _stack_plan(d, Ks, settings)
+    compile_ahead(d, Ks, keys, settings)
     pending, live = list(range(len(Ks)))[::-1], {}  # live: slot -> (pair index, _Pair)
     results: list = [None] * len(Ks)
-    slots = min(s.stack, len(Ks))
     while pending or live:
         try:
             for slot in range(slots):
                 if slot not in live and pending:
                     j = pending.pop()
+                    if pending:  # the next pair's programs compile while this one runs
+                        _compile_pair(d, Ks[pending[-1]], keys[pending[-1]], s, padded, slots)
                     try:
                         live[slot] = (
                             j,

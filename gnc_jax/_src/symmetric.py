@@ -28,7 +28,7 @@ import numpy as np
 
 from gnc_jax._src.driver import geometric, retract, riemannian_adam, run_schedule
 from gnc_jax._src.errors import InvalidArgument
-from gnc_jax._src.process import float64
+from gnc_jax._src.process import CompiledAhead, float64
 from gnc_jax._src.sphere import normalize_columns
 
 _PHI = (1 + 5**0.5) / 2
@@ -193,7 +193,7 @@ def _anneal_program(name: str, a: int, chosen: tuple[int, ...], steps: int):
         reps = jax.vmap(anneal)(reps).params["W"]
         return jax.vmap(objective.configuration)(reps), -jax.vmap(objective.max_cos)(reps)
 
-    return run
+    return CompiledAhead(run)
 
 
 def _distinct_best(score: np.ndarray, keep: int, rtol: float = 1e-9) -> np.ndarray:
@@ -218,15 +218,22 @@ def symmetric_starts(
     (``steps`` steps each), best first by their exact score, no two with the same score (to 1e-9,
     relative); the fixed configuration (1, 3, K) where a = 0.
     Empty when K has no decomposition."""
+    jobs = [
+        (g, name, i, a, chosen)
+        for g, name in enumerate(groups)
+        for i, (a, chosen) in enumerate(decompositions(name, K))
+    ]
+    for _, name, _, a, chosen in jobs:  # compiled on a background thread while the first ones run
+        if a:
+            _anneal_program(name, a, chosen, steps).start(jax.ShapeDtypeStruct((starts, 3, a), jnp.float64))
     out = []
-    for g, name in enumerate(groups):
-        for i, (a, chosen) in enumerate(decompositions(name, K)):
-            if a == 0:
-                out.append(_fixed_points(name, chosen)[None])
-                continue
-            # Drawn at one shape for every decomposition of K: a random draw compiles for about as
-            # long as the anneal, once per shape.
-            draw = jax.random.normal(jax.random.fold_in(jax.random.fold_in(key, g), i), (starts, 3, K))
-            W, score = _anneal_program(name, a, chosen, steps)(np.asarray(draw)[:, :, :a])
-            out.append(np.asarray(W)[_distinct_best(np.asarray(score), keep)])
+    for g, name, i, a, chosen in jobs:
+        if a == 0:
+            out.append(_fixed_points(name, chosen)[None])
+            continue
+        # Drawn at one shape for every decomposition of K: a random draw compiles for about as
+        # long as the anneal, once per shape.
+        draw = jax.random.normal(jax.random.fold_in(jax.random.fold_in(key, g), i), (starts, 3, K))
+        W, score = _anneal_program(name, a, chosen, steps)(np.asarray(draw)[:, :, :a])
+        out.append(np.asarray(W)[_distinct_best(np.asarray(score), keep)])
     return out
