@@ -1,6 +1,5 @@
 """The iterated hole search (gnc_jax._src.search): best-known codes, anytime stops, cross-seeding, errors."""
 
-import collections
 import csv
 import io
 import logging
@@ -21,7 +20,6 @@ from gnc_jax._src.search import (
     SearchSettings,
     _Sources,
     angle_deg,
-    compile_ahead,
     default_population,
     energy_codes,
     search_stack,
@@ -365,21 +363,26 @@ def test_pairs_stacked_in_one_round_are_searched_as_alone():
         search_stack(3, [13, 14], [keys[13]], s)
 
 
-def test_the_programs_compiled_ahead_are_the_ones_the_search_calls(caplog):
-    # Settings no other test uses, so that every program is compiled here. Were a shape, a dtype or
-    # the float64 setting of a compilation started ahead different from the call's, the call would
-    # compile its program a second time.
+@pytest.mark.slow  # it compiles every program of a solve again (about 20 s)
+def test_the_programs_compiled_ahead_are_the_ones_the_solve_calls(caplog):
+    # Were a shape, a dtype or the float64 setting of a compilation started ahead different from the
+    # call's, the call would compile its program a second time. The caches are cleared and the
+    # settings are no other test's, so that every program is compiled here.
+    jax.clear_caches()
     s = SMALL.replace(population=6, rounds=1, init_steps=602, energy_members=4, symmetric_starts=5)
-    key = jax.random.key(5)
+    solver = SolverSettings(restarts=4, steps=300, hop_rounds=0)
     jax.config.update("jax_log_compiles", True)  # in every thread: the compilations ahead run in another
     try:
         with caplog.at_level(logging.WARNING, logger="jax"):
-            compile_ahead(3, [13], [key], s)
-            search_tammes(3, 13, key, s)
+            gnc_jax.solve_pairs("tammes", [(3, 13)], seed=5, search=s, solver=solver)
     finally:
         jax.config.update("jax_log_compiles", False)
-    done = re.compile(r"Finished XLA compilation of jit\((\w+)\)")
-    compiled = collections.Counter(m[1] for m in map(done.match, caplog.messages) if m)
-    assert compiled["draw"] == compiled["search_round"] == compiled["energy_draw"] == 1
+    compiling = re.compile(r"Compiling jit\((\w+)\) with global shapes and types \((.*)\)\. Argument")
+    compiled = [m.groups() for m in map(compiling.match, caplog.messages) if m]
+    count = lambda name, shapes="": sum(n == name and shapes in a for n, a in compiled)
+    assert count("draw") == count("search_round") == count("energy_draw") == 1
+    assert count("_certify_program", "float64[1,3,13]") == 1  # the search's code, certified
     # one anneal of representatives per decomposition of 13 with free points, once each
-    assert compiled["run"] == sum(a > 0 for g in GROUPS for a, _ in decompositions(g, 13))
+    assert count("run", "ShapedArray(float64[5,3,") == sum(
+        a > 0 for g in GROUPS for a, _ in decompositions(g, 13)
+    )

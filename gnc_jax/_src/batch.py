@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gnc_jax._src import geometry, metrics, runner
-from gnc_jax._src.process import float64, one_at_a_time, release_compiled_programs
+from gnc_jax._src.process import CompiledAhead, float64, one_at_a_time, release_compiled_programs
 from gnc_jax._src.progress import step_meter
 from gnc_jax._src.driver import STATUS_NAMES, SolverSettings, axis_map, solve_pair
 from gnc_jax._src.errors import InvalidArgument
@@ -144,10 +144,12 @@ def _bucket_solver(
     return jax.jit(run)
 
 
-@one_at_a_time
 @jax.jit
-def _certify_vmapped(W, col_mask):
+def _certify_program(W, col_mask):
     return jax.vmap(geometry.separation_masked)(W, col_mask)
+
+
+_certify_vmapped = CompiledAhead(_certify_program, one_at_a_time(_certify_program))
 
 
 def _certify(params, dims, K_max):
@@ -434,6 +436,10 @@ def solve_pairs(
     )
     for (dd, _), members in list(_search_stacks(req).items())[:1]:  # compiles while candidates run
         compile_ahead(dd, [req.pairs[i][1] for i in members], [req.pair_key(i) for i in members], req.search)
+        for kk in sorted({req.pairs[i][1] for i in members if req.pairs[i][1] <= geometry.SCREEN_MIN_K}):
+            _certify_vmapped.start(
+                jax.ShapeDtypeStruct((1, dd, kk), jnp.float64), jax.ShapeDtypeStruct((1, kk), bool)
+            )
     candidates = _candidates(req)
     searched = _search(req, candidates)
     solved = set(searched) if req.prob.search_role == "solution" else set()

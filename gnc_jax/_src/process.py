@@ -11,10 +11,10 @@
   that way at d = 7 (both workers blocked in ``lapack_dgesdd``); so did two threads calling
   ``gnc_jax.separation`` on (8, 64) configurations (tests/test_process.py).
 * :class:`CompiledAhead` compiles a jitted program on a background thread before its first call:
-  the search's programs compile (about 14 s of a d = 3, K = 60 Tammes solve on a 2-core CPU) while
-  the cross-seeded solve and the symmetric starts run, which leave the second core mostly idle. XLA
-  releases the GIL while it compiles; the compiled program is the one the call would have compiled,
-  so the answer is the same bit for bit.
+  the search's programs and the certification of its code compile (about 16 s of a d = 3, K = 60
+  Tammes solve on a 2-core CPU) while the cross-seeded solve and the symmetric starts run, which
+  leave the second core mostly idle. XLA releases the GIL while it compiles; the compiled program is
+  the one the call would have compiled, so the answer is the same bit for bit.
 * :func:`tune_allocator` (called by the ``gnc-jax`` command and
   the benchmarks, never on import): XLA:CPU allocates a step's temporaries (megabytes for a batch of
   restarts) on every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh
