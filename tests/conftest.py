@@ -64,6 +64,15 @@ def stand_in_search(d, Ks, *args):
     return results
 
 
+def replace_the_search(monkeypatch, search=stand_in_search):
+    """``solve_pairs`` runs ``search`` instead of the search (``search_stack``'s arguments) and
+    compiles none of the search's programs ahead."""
+    from gnc_jax._src import batch
+
+    monkeypatch.setattr(batch, "search_stack", search)
+    monkeypatch.setattr(batch, "compile_ahead", lambda *args: None)
+
+
 @pytest.fixture(autouse=True)
 def _no_global_x64():
     """Importing gnc_jax changes no global JAX setting, and neither does calling it."""

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import SEARCH_LEAN, random_configuration, stand_in_search
+from conftest import SEARCH_LEAN, random_configuration, replace_the_search
 
 import gnc_jax
 from gnc_jax import SolverSettings
@@ -156,7 +156,7 @@ def test_memory_is_released_only_when_asked(monkeypatch, tmp_path, asked):
     )
     # A pair below the search's range and a searched one: it asks after the search, which compiled
     # programs of its own (the search itself stands in: its result is a random configuration).
-    monkeypatch.setattr(batch, "search_stack", stand_in_search)
+    replace_the_search(monkeypatch)
     gnc_jax.solve_pairs(
         "tammes",
         [(3, 5), (3, 13)],

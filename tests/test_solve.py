@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import SEARCH_LEAN, known_tammes, stand_in_search
+from conftest import SEARCH_LEAN, known_tammes, replace_the_search, stand_in_search
 
 import gnc_jax
 from gnc_jax import SearchSettings
@@ -310,7 +310,6 @@ def test_a_float32_solve_returns_its_code_on_the_sphere(problem):
 def test_a_stacked_search_gets_the_pairs_of_one_d_together(monkeypatch, stack, calls):
     # Which pairs each search call gets (the search stands in: a random configuration per pair). K = 33
     # and 41 share the bucket of 48 points; they were apart when stacks were padded to multiples of 8.
-    from gnc_jax._src import batch
 
     seen = []
 
@@ -318,7 +317,7 @@ def test_a_stacked_search_gets_the_pairs_of_one_d_together(monkeypatch, stack, c
         seen.append((d, list(Ks)))
         return stand_in_search(d, Ks)
 
-    monkeypatch.setattr(batch, "search_stack", search_stack)
+    replace_the_search(monkeypatch, search_stack)
     sols = gnc_jax.solve_pairs(
         "tammes",
         [(3, 33), (3, 15), (3, 41)],
