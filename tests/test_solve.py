@@ -310,7 +310,6 @@ def test_a_float32_solve_returns_its_code_on_the_sphere(problem):
 def test_a_stacked_search_gets_the_pairs_of_one_d_together(monkeypatch, stack, calls):
     # Which pairs each search call gets (the search stands in: a random configuration per pair). K = 33
     # and 41 share the bucket of 48 points; they were apart when stacks were padded to multiples of 8.
-
     seen = []
 
     def search_stack(d, Ks, *args):

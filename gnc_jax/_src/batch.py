@@ -152,6 +152,15 @@ def _certify_program(W, col_mask):
 _certify_vmapped = CompiledAhead(_certify_program, one_at_a_time(_certify_program))
 
 
+def _certify_ahead(d: int, K: int) -> None:
+    """Start compiling the certification of one (d, K) configuration, a bucket of its own as a
+    searched pair's (:func:`_certify`; nothing to compile where it is screened pair by pair)."""
+    if K <= geometry.SCREEN_MIN_K:
+        _certify_vmapped.start(
+            jax.ShapeDtypeStruct((1, d, K), jnp.float64), jax.ShapeDtypeStruct((1, K), bool)
+        )
+
+
 def _certify(params, dims, K_max):
     """Certified separation of a bucket of padded configurations (exact QPs), as numpy arrays.
 
@@ -436,10 +445,8 @@ def solve_pairs(
     )
     for (dd, _), members in list(_search_stacks(req).items())[:1]:  # compiles while candidates run
         compile_ahead(dd, [req.pairs[i][1] for i in members], [req.pair_key(i) for i in members], req.search)
-        for kk in sorted({req.pairs[i][1] for i in members if req.pairs[i][1] <= geometry.SCREEN_MIN_K}):
-            _certify_vmapped.start(
-                jax.ShapeDtypeStruct((1, dd, kk), jnp.float64), jax.ShapeDtypeStruct((1, kk), bool)
-            )
+        for kk in sorted({req.pairs[i][1] for i in members}):
+            _certify_ahead(dd, kk)
     candidates = _candidates(req)
     searched = _search(req, candidates)
     solved = set(searched) if req.prob.search_role == "solution" else set()

@@ -424,12 +424,16 @@ def _programs(d: int, K_max: int, s: SearchSettings):
     )
 
 
+def _energy_program(d: int, K_max: int, s: SearchSettings) -> CompiledAhead:
+    """The energy continuation of ``energy_members`` starts for pairs padded to K_max."""
+    return _programs(d, K_max, s.replace(population=s.energy_members))[2]
+
+
 def _energy_codes(d: int, K: int, K_max: int, key: jax.Array, s: SearchSettings) -> np.ndarray:
     """:func:`energy_codes` run by the programs of pairs padded to K_max."""
     if not s.energy_members:
         return np.zeros((0, d, K))
-    energy_draw = _programs(d, K_max, s.replace(population=s.energy_members))[2]
-    return np.asarray(energy_draw(key, jnp.arange(K_max) < K))[:, :, :K]
+    return np.asarray(_energy_program(d, K_max, s)(key, jnp.arange(K_max) < K))[:, :, :K]
 
 
 @float64
@@ -649,7 +653,7 @@ def _compile_pair(d: int, K: int, key: jax.Array, s: SearchSettings, padded, slo
     key = jax.eval_shape(lambda k: jax.random.fold_in(k, 0), key)
     draw, search_round, _ = _programs(d, K_max, s)
     if s.energy_members:
-        _programs(d, K_max, s.replace(population=s.energy_members))[2].start(key, spec((K_max,), flag))
+        _energy_program(d, K_max, s).start(key, spec((K_max,), flag))
     draw.start(key, spec((R, d, K_max), f64), spec((R,), flag), spec((R,), flag), spec((K_max,), flag))
     search_round.start(
         spec((slots, *key.shape), key.dtype),
