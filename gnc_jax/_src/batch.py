@@ -407,9 +407,10 @@ def solve_pairs(
         Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
         (:mod:`gnc_jax._src.search`) instead of the annealer; with ``search.cross_seed`` the
         softmax-code annealer's code seeds each Tammes search, and softmax-code pairs with such K
-        also run the search and start their polish from the Tammes configuration when its
-        one-vs-rest margin is larger (the softmax code reported is never below the margin of the
-        Tammes code found).
+        are also solved as Tammes pairs (the same key, settings, time limit and ``initial``) and
+        start their polish from the Tammes code when its one-vs-rest margin is larger: the softmax
+        code reported is never below the margin of the code :func:`solve_tammes` returns for the
+        same arguments.
       time_limit: seconds per searched pair (from when its search starts; pairs searched together,
         ``search_stack``, share the clock): its search stops after the round that spends them and
         returns the best configuration so far (anytime). Ctrl-C does the same.
@@ -449,7 +450,8 @@ def solve_pairs(
             _certify_ahead(dd, kk)
     candidates = _candidates(req)
     searched = _search(req, candidates)
-    solved = set(searched) if req.prob.search_role == "solution" else set()
+    tammes = _tammes_codes(req)
+    solved = set(searched)
 
     def bucket_of(i):
         if i in solved:
@@ -465,13 +467,14 @@ def solve_pairs(
             out = _from_search(req, searched[members[0]], dims[0])
         else:
             out = _compiled_solve(req, bucket, members, padded)
-            for slot, i in enumerate(members):  # a search that ran for a candidate, cut short
-                out.notes[slot] = searched[i].note if i in searched else ""
+            for slot, i in enumerate(members):  # the Tammes solve of a candidate, cut short
+                note = tammes[i].status_note if i in tammes else ""
+                out.notes[slot] = f"Tammes code: {note}" if note else ""
         sep = _certify(out.params, dims, out.K_max)
-        # The caller's configurations and the search's, where better, replace the solver's before the
-        # polish, which can only improve them (a solved pair's candidates were its search's seeds).
+        # The caller's configurations and the Tammes code, where better, replace the solver's before
+        # the polish, which can only improve them (a solved pair's candidates were its search's seeds).
         others = [
-            [] if i in solved else [*candidates.get(i, ()), *([searched[i].W] if i in searched else [])]
+            [] if i in solved else [*candidates.get(i, ()), *([tammes[i].W] if i in tammes else [])]
             for i in members
         ]
         if _adopt_better(req.prob, out.params, sep, dims, others):
@@ -483,7 +486,7 @@ def solve_pairs(
     def finish(bucket, members, raw, wall):
         out, sep = raw
         return [
-            _solution(req, i, out, sep, slot, wall + (searched[i].elapsed_s if i in searched else 0.0))
+            _solution(req, i, out, sep, slot, wall + _seconds_before(i, searched, tammes))
             for slot, i in enumerate(members)
         ]
 
@@ -548,11 +551,43 @@ def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
     return candidates
 
 
+def _tammes_codes(req: _Request) -> dict[int, Solution]:
+    """For each softmax-code pair the search covers (``cross_seed``), the Tammes code that
+    :func:`solve_tammes` returns with the same key, settings, time limit and initial configurations:
+    a candidate of the pair, so that the softmax code reported is never below that code's one-vs-rest
+    margin (the polish can only raise it). {pair index: Tammes solution}."""
+    if req.prob.search_role != "candidate":
+        return {}
+    seeded = [i for i, (_, kk) in enumerate(req.pairs) if req.searched(kk)]
+    if not seeded:
+        return {}
+    codes = solve_pairs(
+        "tammes",
+        [req.pairs[i] for i in seeded],
+        key=req.key,
+        solver=req.solver,
+        search=req.search,
+        time_limit=req.time_limit,
+        initial={req.pairs[i]: req.initial[i] for i in seeded if i in req.initial} or None,
+        progress=req.progress,
+        release_memory=req.release_memory,
+        rattler_tol=req.rattler_tol,
+    )
+    return dict(zip(seeded, codes))
+
+
+def _seconds_before(i: int, searched: dict, tammes: dict) -> float:
+    """The wall time pair ``i`` spent before its bucket: its search's or its Tammes solve's."""
+    if i in searched:
+        return searched[i].elapsed_s
+    return tammes[i].wall_s if i in tammes else 0.0
+
+
 def _search_stacks(req: _Request) -> dict:
-    """The pairs the global search covers, by (d, padded size): {(d, size): [pair index]}."""
+    """The pairs the global search solves, by (d, padded size): {(d, size): [pair index]}."""
     stacks = {}
     for i, (dd, kk) in enumerate(req.pairs):
-        if req.searched(kk):
+        if req.prob.search_role == "solution" and req.searched(kk):
             stacks.setdefault((dd, req.search.padded(kk)), []).append(i)
     return stacks
 

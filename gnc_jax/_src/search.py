@@ -119,9 +119,10 @@ class SearchSettings(ValidatedSettings):
       energy_members: energy-continuation runs each time energy is a source (0: not a source).
       energy_steps: Adam steps per Riesz exponent (2, 6, 12, 24, 48; twice as many at 96).
       cross_seed: :func:`gnc_jax.solve_tammes` first runs the softmax-code annealer on the pair and
-        seeds the search with its code, and :func:`gnc_jax.solve_softmax_code` runs the Tammes search
-        and starts from its configuration when its margin is larger (the two problems' codes seed
-        each other: at d = 4, K = 24 the softmax code is the 24-cell, which the Tammes search misses).
+        seeds the search with its code, and :func:`gnc_jax.solve_softmax_code` solves the pair as a
+        Tammes pair with the same arguments and starts from that code when its margin is larger (the
+        two problems' codes seed each other: at d = 4, K = 24 the softmax code is the 24-cell, which
+        the Tammes search misses).
       stack: pairs of one dimension searched at once by :func:`gnc_jax.solve_pairs` (and
         ``gnc-jax sweep``), their populations stacked in one compiled round (:func:`search_stack`):
         pairs of one size bucket (:meth:`padded`), a default population divided among them.
