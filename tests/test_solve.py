@@ -8,6 +8,7 @@ import gnc_jax
 from gnc_jax import SearchSettings
 from gnc_jax._src import theory
 from gnc_jax._src.driver import SolverSettings
+from gnc_jax._src.search import SearchResult
 
 
 def theorem_3_3_pairs():
@@ -326,3 +327,21 @@ def test_a_stacked_search_gets_the_pairs_of_one_d_together(monkeypatch, stack, c
     )
     assert seen == calls
     assert [(s.d, s.K) for s in sols] == [(3, 33), (3, 15), (3, 41)]
+
+
+def test_the_softmax_code_takes_the_tammes_code_of_the_same_arguments(monkeypatch):
+    # The search stands in: it returns the shipped 14-point Tammes code, as if cut short by a time
+    # limit. The softmax-code annealer alone, with a few steps, stays far below that code's margin; with
+    # cross_seed the softmax code is at least the margin of what solve_tammes returns for the same
+    # arguments, and its note says that the Tammes search was cut short.
+    code = gnc_jax.known_code("tammes", 3, 14).W
+    cut_short = SearchResult(code, gnc_jax.tammes_margin(code), 0, 0.0, False, "time_limit", 1, 0, (), 0.0)
+    replace_the_search(monkeypatch, lambda d, Ks, *args: [cut_short for _ in Ks])
+    solver = SolverSettings(restarts=2, steps=50, hop_rounds=0, lp_polish_iters=0)
+    search = SEARCH_LEAN.replace(population=2, cross_seed=True)
+    tammes = gnc_jax.solve_tammes(3, 14, seed=0, solver=solver, search=search)
+    softmax = gnc_jax.solve_softmax_code(3, 14, seed=0, solver=solver, search=search)
+    alone = gnc_jax.solve_softmax_code(3, 14, seed=0, solver=solver, search=search.replace(cross_seed=False))
+    assert alone.rho_one_vs_rest < tammes.rho_one_vs_rest - 1e-2
+    assert softmax.rho_one_vs_rest >= tammes.rho_one_vs_rest - 1e-12
+    assert softmax.status_note == "Tammes code: search stopped by time_limit after 0 rounds"
