@@ -1,5 +1,7 @@
 """Solvers against independent references: Theorem 3.3's closed forms and the known Tammes optima."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from conftest import SEARCH_LEAN, known_tammes, replace_the_search, stand_in_search
@@ -248,7 +250,6 @@ def test_default_restarts_are_sized_by_the_pair():
 
 def test_hardmax_is_optimal_only_when_its_features_attain_the_objective_too():
     # W at Theorem 3.3's margin is not enough: the (W, H) objective (5) must be -rho* as well.
-    from types import SimpleNamespace
 
     from gnc_jax._src.batch import _gap_to_proven_optimum
     from gnc_jax._src.objectives import get_problem
@@ -262,7 +263,7 @@ def test_hardmax_is_optimal_only_when_its_features_attain_the_objective_too():
 
 
 def test_the_work_limit_takes_restarts_then_hops_then_steps():
-    s = SolverSettings()
+    s = SolverSettings(work_limit=2e11)  # the default on 2 CPU cores
     # within the limit (every pair of the shipped table: d K^2 <= 50700): the settings as they are
     assert s.sized_for(3, 130) == s.replace(restarts=8)
     work = lambda z, d, K: z.restarts * z.schedule_steps * d * K * K
@@ -276,18 +277,39 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
     assert s.sized_for(64, 1000) == s.replace(restarts=1, hop_rounds=0)
     z = s.sized_for(128, 2000)  # 2e11 / (128 * 2000^2) = 390 steps, 2 : 1 as the anneal and polish
     assert (z.restarts, z.hop_rounds, z.steps, z.polish_steps) == (1, 0, 260, 130)
-    # 260 steps at 30 a decade cover 8.67 decades from t_start = 0.1: t_end rises from 1e-10
-    assert z.t_end == pytest.approx(0.1 * 10 ** (-260 / 30)) and z.polish_t_end == s.polish_t_end
-    z = s.sized_for(512, 10000)  # 5.1e10 terms a step: the floor of 100 steps, 3.3 decades in all
-    assert (z.steps, z.polish_steps) == (67, 33)
-    assert z.t_end == pytest.approx(0.1 * 10 ** (-67 / 30))
-    assert z.polish_t_end == pytest.approx(z.t_end * 10 ** (-33 / 30))
+    floor = s.sized_for(512, 10000)  # 5.1e10 terms a step: the floor of 100 steps, 3.3 decades in all
+    assert (floor.steps, floor.polish_steps) == (67, 33)
+    assert floor.t_end == pytest.approx(0.1 * 10 ** (-67 / 30))
+    assert floor.polish_t_end == pytest.approx(floor.t_end * 10 ** (-33 / 30))
+    # 260 + 130 steps cover the floor's decades, denser (the full schedule would take 578 + 433 steps
+    # there: 2000 steps over 9 decades, 1000 over 3)
+    assert (z.t_end, z.polish_t_end) == (floor.t_end, floor.polish_t_end)
+    z = s.replace(work_limit=s.work_limit * 6).sized_for(128, 2000)  # 1562 + 781 steps
+    assert (z.steps, z.polish_steps) == (1562, 781)  # at the full density: 7.03 + 2.34 decades
+    assert z.t_end == pytest.approx(0.1 * 10 ** (-1562 * 9 / 2000))
+    assert z.polish_t_end == pytest.approx(z.t_end * 10 ** (-781 * 3 / 1000))
     short = s.replace(steps=20, polish_steps=10).sized_for(512, 10000)  # a user's shorter schedule stays
     assert (short.steps, short.polish_steps, short.t_end) == (20, 10, s.hop_t_start)
     assert s.sized_for(64, 1000, n_devices=4).restarts == 4  # never below one per device
     assert s.replace(work_limit=0).sized_for(64, 1000) == s.replace(work_limit=0, restarts=8)  # no limit
     with pytest.raises(ValueError, match="work_limit"):
         SolverSettings(work_limit=-1)
+
+
+def test_the_default_work_limit_is_sized_to_the_device(monkeypatch):
+    from gnc_jax._src import driver
+
+    monkeypatch.setattr(driver, "cpu_cores", lambda: 2)
+    two = SolverSettings().work_limit
+    assert two == 2e11  # the limit the shipped tables were made with (docs/decisions.md)
+    monkeypatch.setattr(driver, "cpu_cores", lambda: 16)
+    assert SolverSettings().work_limit == 8 * two  # in proportion to the cores
+    gpu = lambda **kw: SimpleNamespace(platform="gpu", **kw)
+    monkeypatch.setattr(driver.jax, "local_devices", lambda: [gpu(core_count=132), gpu(core_count=132)])
+    assert SolverSettings().work_limit == 132 * two  # 264 multiprocessors, whatever the CPU has
+    monkeypatch.setattr(driver.jax, "local_devices", lambda: [gpu()])  # no core count reported
+    assert SolverSettings().work_limit == two / 2
+    assert SolverSettings(work_limit=5.0).work_limit == 5.0  # a limit given stays
 
 
 @pytest.mark.slow

@@ -224,7 +224,7 @@ def test_a_setting_added_later_agrees_with_old_rows_only_where_it_changes_nothin
     assert "work_limit None in the store" in store.settings_conflict(rows, "tammes", new)
     assert store.settings_conflict(rows, "tammes", new, {"work_limit": 2e11}) is None
     assert store.settings_conflict(rows, "tammes", new, {"work_limit": 1.0}) is not None  # another value
-    s = gnc_jax.SolverSettings()
+    s = gnc_jax.SolverSettings(work_limit=2e11)  # the default on 2 CPU cores
     pair = lambda d, K: sweep.Instance("tammes", d, K)
     assert sweep._unbound_limits(s, [pair(3, 130), pair(8, 64)]) == {"work_limit": 2e11}  # the table's
     assert sweep._unbound_limits(s, [pair(3, 13), pair(64, 1000)]) == {}  # the limit binds at (64, 1000)

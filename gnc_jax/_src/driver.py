@@ -37,6 +37,7 @@ import optax
 from gnc_jax._src.progress import report_steps
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem
+from gnc_jax._src.process import cpu_cores
 from gnc_jax._src.sphere import normalize_columns, tangent_project, term_block
 from gnc_jax._src.status import Status
 
@@ -94,6 +95,27 @@ class ValidatedSettings:
 MIN_SCHEDULE_STEPS = 100
 STEPS_PER_DECADE = 30
 
+# The default work limit per core of the device, in terms-steps (a CPU core, or a multiprocessor of
+# a GPU, did about 5e9 float64 terms a second here): 2e11 on the 2-core CPU, about 20 s of annealing
+# (docs/decisions.md, "The annealer's work limit").
+WORK_PER_CORE = 1e11
+
+
+def device_cores() -> int:
+    """The cores that share a pair's annealing: the CPU cores this process may use, or the
+    multiprocessors of every local accelerator (``Device.core_count``; 1 each where not reported)."""
+    devices = jax.local_devices()
+    if devices[0].platform == "cpu":
+        return cpu_cores()
+    return sum(int(getattr(dev, "core_count", 0) or 1) for dev in devices)
+
+
+def device_work_limit() -> float:
+    """The default :attr:`SolverSettings.work_limit`: ``WORK_PER_CORE`` x :func:`device_cores`, the
+    same count on every machine of one kind, so the same seed there gives the same schedule."""
+    return WORK_PER_CORE * device_cores()
+
+
 # LPs of the SLP polish up to this many unknowns get all ``lp_polish_iters`` iterations: every Tammes
 # polish at d = 3 up to K = 170 ((d - 1) K), the softmax codes at d = 3 up to K = 85 ((d - 1) 2K).
 POLISH_FULL_UNKNOWNS = 340
@@ -128,7 +150,8 @@ class SolverSettings(ValidatedSettings):
       work_limit: the annealer's work per pair at most, in terms-steps (restarts x
         :attr:`schedule_steps` x d K^2, the same count on any machine): above it the restarts are
         halved, down to 1, then the hop rounds, down to 0, then the anneal and the polish are
-        shortened in proportion (:meth:`sized_for`); 0: no limit.
+        shortened in proportion (:meth:`sized_for`); 0: no limit. The default is sized to the
+        device (:func:`device_work_limit`: 2e11 on 2 CPU cores).
     """
 
     restarts: int = 0
@@ -146,7 +169,7 @@ class SolverSettings(ValidatedSettings):
     lp_polish_iters: int = 100
     lp_polish_max_unknowns: int = 1000
     dtype: str = "float64"
-    work_limit: float = 2e11
+    work_limit: float = dataclasses.field(default_factory=device_work_limit)
 
     def __post_init__(self):
         self._require_ints(("steps", "hop_steps", "polish_steps"), 1)
@@ -196,10 +219,13 @@ class SolverSettings(ValidatedSettings):
         """The settings a pair runs with, within ``work_limit`` (restarts x :attr:`schedule_steps`
         x d K^2): :meth:`restarts_for`, halved down to ``n_devices`` while over the limit, then the
         hop rounds halved down to 0, then the anneal's and polish's steps shortened in proportion,
-        to ``MIN_SCHEDULE_STEPS`` together at least. A shortened schedule keeps
-        ``STEPS_PER_DECADE`` steps per decade of temperature: its ``t_end`` and ``polish_t_end``
-        rise as far as needed. Exploration goes first: one long restart beat many short ones where
-        it was measured (docs/decisions.md, "The annealer's work limit")."""
+        to ``MIN_SCHEDULE_STEPS`` together at least. A shortened anneal (and polish) covers the
+        decades of temperature that the shortest schedule covers at ``STEPS_PER_DECADE`` steps a
+        decade (from ``t_start``: 0.1 -> 6e-4 -> 5e-5 by default); steps beyond it make the
+        schedule denser, up to the full schedule's steps a decade, and only then longer in
+        temperature. Its ``t_end`` and ``polish_t_end`` rise as far as needed. Exploration goes
+        first: one long restart beat many short ones where it was measured (docs/decisions.md,
+        "The annealer's work limit")."""
         restarts, hops = self.restarts_for(d, K, n_devices), self.hop_rounds
         if not self.work_limit:
             return self.replace(restarts=restarts)
@@ -212,11 +238,21 @@ class SolverSettings(ValidatedSettings):
         f = min(1.0, self.work_limit / work(restarts, hops))
         if f == 1.0:
             return self.replace(restarts=restarts, hop_rounds=hops)
-        f = max(f, min(1.0, MIN_SCHEDULE_STEPS / (self.steps + self.polish_steps)))  # never longer
-        steps, polish_steps = (max(1, round(getattr(self, k) * f)) for k in ("steps", "polish_steps"))
-        reach = min(self.hop_t_start, self.t_start * 10 ** (-steps / STEPS_PER_DECADE))
-        t_end = max(self.t_end, reach)
-        polish_t_end = max(self.polish_t_end, t_end * 10 ** (-polish_steps / STEPS_PER_DECADE))
+        least = min(1.0, MIN_SCHEDULE_STEPS / (self.steps + self.polish_steps))
+        f = max(f, least)  # never longer than the user's schedule
+        shorten = lambda n, g: max(1, round(n * g))
+        steps, polish_steps = shorten(self.steps, f), shorten(self.polish_steps, f)
+
+        def decades(n: int, full_n: int, full_decades: float) -> float:
+            # the floor schedule's range, or the full schedule's steps a decade where n has more,
+            # never fewer than STEPS_PER_DECADE a decade
+            floor = shorten(full_n, least) / STEPS_PER_DECADE
+            return min(n / STEPS_PER_DECADE, max(floor, n * full_decades / full_n))
+
+        span = decades(steps, self.steps, math.log10(self.t_start / self.t_end))
+        t_end = max(self.t_end, min(self.hop_t_start, self.t_start * 10**-span))
+        span = decades(polish_steps, self.polish_steps, math.log10(self.t_end / self.polish_t_end))
+        polish_t_end = max(self.polish_t_end, t_end * 10**-span)
         return self.replace(
             restarts=restarts,
             hop_rounds=hops,
