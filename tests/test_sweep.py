@@ -150,6 +150,30 @@ def test_a_sweep_searches_a_stack_of_pairs_in_one_call(tmp_path, monkeypatch):
     check_rows(store.read_rows(out), [(3, 13), (3, 14)], out)
 
 
+def test_a_softmax_code_sweep_starts_from_the_stores_tammes_code(tmp_path, monkeypatch):
+    # The store holds the shipped 14-point Tammes code (a search that stands in returns it); the
+    # softmax-code sweep's own search stands in with random points and its annealer is short, so
+    # alone it stays far below that code's margin. Into the same store it is at least that margin.
+    from conftest import replace_the_search, stand_in_search
+
+    from gnc_jax._src.search import SearchResult
+
+    code = gnc_jax.known_code("tammes", 3, 14).W
+    found = SearchResult(code, gnc_jax.tammes_margin(code), 0, 0.0, False, "rounds", 1, 0, (), 0.0)
+    solver = SolverSettings(restarts=2, steps=50, hop_rounds=0, lp_polish_iters=0)
+    search = SEARCH_LEAN.replace(population=2, cross_seed=True)
+    run = lambda problem, out: sweep(problem, [3], [14], out=out, progress=None, solver=solver, search=search)
+    replace_the_search(monkeypatch, lambda d, Ks, *args: [found for _ in Ks])
+    run("tammes", tmp_path / "both.csv")
+    replace_the_search(monkeypatch, stand_in_search)
+    run("softmax-code", tmp_path / "both.csv")
+    run("softmax-code", tmp_path / "alone.csv")
+    rows = {r["problem"]: r for r in store.read_rows(tmp_path / "both.csv")}
+    alone = store.read_rows(tmp_path / "alone.csv")[0]
+    assert alone["rho_lower"] < rows["tammes"]["rho_lower"] - 1e-2
+    assert rows["softmax-code"]["rho_lower"] >= rows["tammes"]["rho_lower"] - 1e-12
+
+
 def test_a_failed_rows_reason_is_kept_in_the_store(tmp_path, monkeypatch):
     # A pair whose inner solver failed is stored with the reason, not only the word ``failed``.
     real_solve = sweep_module._solve

@@ -96,7 +96,9 @@ def default_batch_size() -> int:
     return 1 if jax.default_backend() == "cpu" else 32
 
 
-def _solve(instances: list[Instance], seed: int, solver, weight_decay: float, search=None) -> list:
+def _solve(
+    instances: list[Instance], seed: int, solver, weight_decay: float, search=None, initial=None
+) -> list:
     problem = instances[0].problem
     if problem == "ufm":
         return solve_ufm_instances(
@@ -112,7 +114,22 @@ def _solve(instances: list[Instance], seed: int, solver, weight_decay: float, se
         solver=solver,
         n=instances[0].n or 1,
         search=search,
+        initial={(i.d, i.K): initial[i.d, i.K] for i in instances if (i.d, i.K) in initial} or None,
     )
+
+
+def _other_problems_codes(st, problem: str, search, todo) -> dict:
+    """{(d, K): [W, ...]}: the store's Tammes codes of the pairs ``todo``, the ``initial``
+    candidates of a softmax-code sweep with ``cross_seed`` (the two problems seed each other across
+    runs too, so a softmax code written beside a pair's Tammes row is never below that code's
+    one-vs-rest margin); else {}."""
+    if problem != "softmax-code" or search is None or not search.cross_seed:
+        return {}
+    codes, wanted = {}, {(i.d, i.K) for i in todo}
+    for row in st.rows:
+        if row["problem"] == "tammes" and (row["d"], row["K"]) in wanted:
+            codes.setdefault((row["d"], row["K"]), []).append(store.load_config(st.path, row)["W"])
+    return codes
 
 
 def _unbound_limits(settings, instances) -> dict:
@@ -328,12 +345,13 @@ def sweep(
             )
         done = st.finished()
         todo = [i for i in mine if store.row_key(i._asdict()) not in done]
+        initial = _other_problems_codes(st, problem, search, todo)
 
         def solve_chunk(chunk):
             out = []
             for n in sorted({i.n or 0 for i in chunk}):  # hardmax: one call per n
                 part = [i for i in chunk if (i.n or 0) == n]
-                out += zip(part, _solve(part, seed, settings, weight_decay, search))
+                out += zip(part, _solve(part, seed, settings, weight_decay, search, initial))
             return out
 
         chunks = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
