@@ -13,11 +13,8 @@
 # 4. the CPU's scale rows on the device, for the side-by-side table (benchmarks/scale.py);
 # 5. (16, 288), the Kerdock code's full size, both problems with defaults (benchmarks/references.py).
 set -u
-out=${1:?usage: device_check2.sh OUTDIR [SECONDS]}
-end=$((SECONDS + ${2:-540}))
-mkdir -p "$out"
 source "$(dirname "$0")/device_common.sh"
-smoke || exit 1
+begin "$0" "$@" || exit 1
 for K in 65:73 97:105; do
     step "stack $K" 170 python3 benchmarks/search_stack.py --d 3 --K $K --stacks 8 --population 0 \
         --no-baseline --keep "$out" --out "$out/search_stack_gpu.json"

@@ -11,11 +11,8 @@
 #    the device's default population divided among them (benchmarks/search_stack.py);
 # 4. (64, 1000), both problems, with the device's work limit (benchmarks/scale.py).
 set -u
-out=${1:?usage: device_check3.sh OUTDIR [SECONDS]}
-end=$((SECONDS + ${2:-540}))
-mkdir -p "$out"
 source "$(dirname "$0")/device_common.sh"
-smoke || exit 1
+begin "$0" "$@" || exit 1
 python3 -c "
 import jax
 from gnc_jax._src import driver

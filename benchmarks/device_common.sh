@@ -22,3 +22,9 @@ import jax, gnc_jax
 print(jax.__version__, jax.devices())
 print(gnc_jax.solve_tammes(3, 12, seed=0).min_angle_deg)"
 }
+begin() { # begin SCRIPT OUTDIR [SECONDS]: sets $out and the overall limit $end (default 540 s), then smoke
+    out=${2:?usage: $1 OUTDIR [SECONDS]}
+    end=$((SECONDS + ${3:-540}))
+    mkdir -p "$out"
+    smoke
+}
