@@ -308,7 +308,7 @@ def test_the_default_work_limit_is_sized_to_the_device(monkeypatch):
     monkeypatch.setattr(driver.jax, "local_devices", lambda: [gpu(core_count=132), gpu(core_count=132)])
     assert SolverSettings().work_limit == 132 * two  # 264 multiprocessors, whatever the CPU has
     monkeypatch.setattr(driver.jax, "local_devices", lambda: [gpu()])  # no core count reported
-    assert SolverSettings().work_limit == two / 2
+    assert SolverSettings().work_limit == 8 * two  # the CPU's 16 cores
     assert SolverSettings(work_limit=5.0).work_limit == 5.0  # a limit given stays
 
 

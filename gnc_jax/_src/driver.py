@@ -103,11 +103,12 @@ WORK_PER_CORE = 1e11
 
 def device_cores() -> int:
     """The cores that share a pair's annealing: the CPU cores this process may use, or the
-    multiprocessors of every local accelerator (``Device.core_count``; 1 each where not reported)."""
+    multiprocessors of every local accelerator (``Device.core_count``, a GPU's SMs), never fewer than
+    the CPU's (an accelerator that reports no count)."""
     devices = jax.local_devices()
     if devices[0].platform == "cpu":
         return cpu_cores()
-    return sum(int(getattr(dev, "core_count", 0) or 1) for dev in devices)
+    return max(cpu_cores(), sum(int(getattr(dev, "core_count", 0) or 0) for dev in devices))
 
 
 def device_work_limit() -> float:
