@@ -250,7 +250,6 @@ def test_default_restarts_are_sized_by_the_pair():
 
 def test_hardmax_is_optimal_only_when_its_features_attain_the_objective_too():
     # W at Theorem 3.3's margin is not enough: the (W, H) objective (5) must be -rho* as well.
-
     from gnc_jax._src.batch import _gap_to_proven_optimum
     from gnc_jax._src.objectives import get_problem
 

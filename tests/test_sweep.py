@@ -12,13 +12,14 @@ import time
 
 import numpy as np
 import pytest
-from conftest import SEARCH_LEAN, known_tammes
+from conftest import SEARCH_LEAN, known_tammes, replace_the_search, stand_in_search
 from test_cli import run_cli
 
 import gnc_jax
 from gnc_jax import SearchSettings, SolverSettings
 from gnc_jax._src import store
 from gnc_jax._src import sweep as sweep_module
+from gnc_jax._src.search import SearchResult
 from gnc_jax._src.status import Status
 from gnc_jax._src.store import StoreError
 from gnc_jax._src.sweep import grid, sweep
@@ -154,10 +155,6 @@ def test_a_softmax_code_sweep_starts_from_the_stores_tammes_code(tmp_path, monke
     # The store holds the shipped 14-point Tammes code (a search that stands in returns it); the
     # softmax-code sweep's own search stands in with random points and its annealer is short, so
     # alone it stays far below that code's margin. Into the same store it is at least that margin.
-    from conftest import replace_the_search, stand_in_search
-
-    from gnc_jax._src.search import SearchResult
-
     code = gnc_jax.known_code("tammes", 3, 14).W
     found = SearchResult(code, gnc_jax.tammes_margin(code), 0, 0.0, False, "rounds", 1, 0, (), 0.0)
     solver = SolverSettings(restarts=2, steps=50, hop_rounds=0, lp_polish_iters=0)
