@@ -1,5 +1,7 @@
 """Solvers against independent references: Theorem 3.3's closed forms and the known Tammes optima."""
 
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -298,17 +300,31 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
 def test_the_default_work_limit_is_sized_to_the_device(monkeypatch):
     from gnc_jax._src import driver
 
+    limit = lambda s=None: (s or SolverSettings()).with_device_limit().work_limit
     monkeypatch.setattr(driver, "cpu_cores", lambda: 2)
-    two = SolverSettings().work_limit
+    two = limit()
     assert two == 2e11  # the limit the shipped tables were made with (docs/decisions.md)
+    assert SolverSettings().sized_for(64, 1000) == SolverSettings(work_limit=two).sized_for(64, 1000)
     monkeypatch.setattr(driver, "cpu_cores", lambda: 16)
-    assert SolverSettings().work_limit == 8 * two  # in proportion to the cores
+    assert limit() == 8 * two  # in proportion to the cores
     gpu = lambda **kw: SimpleNamespace(platform="gpu", **kw)
     monkeypatch.setattr(driver.jax, "local_devices", lambda: [gpu(core_count=132), gpu(core_count=132)])
-    assert SolverSettings().work_limit == 132 * two  # 264 multiprocessors, whatever the CPU has
+    assert limit() == 132 * two  # 264 multiprocessors, whatever the CPU has
     monkeypatch.setattr(driver.jax, "local_devices", lambda: [gpu()])  # no core count reported
-    assert SolverSettings().work_limit == 8 * two  # the CPU's 16 cores
-    assert SolverSettings(work_limit=5.0).work_limit == 5.0  # a limit given stays
+    assert limit() == 8 * two  # the CPU's 16 cores
+    assert limit(SolverSettings(work_limit=5.0)) == 5.0  # a limit given stays
+
+
+def test_building_settings_leaves_the_backend_for_jax_distributed():
+    """Settings built before ``jax.distributed.initialize()`` (as ``gnc-jax sweep --distributed``
+    does) must not start a JAX backend: the default work limit is the device's only when used."""
+    code = (
+        "import gnc_jax; from jax._src import xla_bridge; "
+        "gnc_jax.SolverSettings(); gnc_jax.SearchSettings(); gnc_jax.UFMSettings(); "
+        "print(xla_bridge.backends_are_initialized())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
 
 
 @pytest.mark.slow

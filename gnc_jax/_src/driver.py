@@ -151,8 +151,9 @@ class SolverSettings(ValidatedSettings):
       work_limit: the annealer's work per pair at most, in terms-steps (restarts x
         :attr:`schedule_steps` x d K^2, the same count on any machine): above it the restarts are
         halved, down to 1, then the hop rounds, down to 0, then the anneal and the polish are
-        shortened in proportion (:meth:`sized_for`); 0: no limit. The default is sized to the
-        device (:func:`device_work_limit`: 2e11 on 2 CPU cores).
+        shortened in proportion (:meth:`sized_for`); 0: no limit; None (the default): sized to the
+        device when a pair is sized (:func:`device_work_limit`: 2e11 on 2 CPU cores), so that
+        building settings initialises no JAX backend (``jax.distributed.initialize`` comes after).
     """
 
     restarts: int = 0
@@ -170,13 +171,14 @@ class SolverSettings(ValidatedSettings):
     lp_polish_iters: int = 100
     lp_polish_max_unknowns: int = 1000
     dtype: str = "float64"
-    work_limit: float = dataclasses.field(default_factory=device_work_limit)
+    work_limit: float | None = None
 
     def __post_init__(self):
         self._require_ints(("steps", "hop_steps", "polish_steps"), 1)
         self._require_ints(("restarts", "hop_rounds", "lp_polish_iters", "lp_polish_max_unknowns"), 0)
         w = self.work_limit
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+        bad = isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0
+        if w is not None and bad:
             raise InvalidArgument(f"work_limit must be a finite number >= 0, got {w!r}")
         self._require_positive(
             ("t_start", "t_end", "learning_rate", "hop_t_start", "hop_scale", "polish_t_end")
@@ -190,6 +192,11 @@ class SolverSettings(ValidatedSettings):
         if not isinstance(self.stall_tol, (int, float)) or not self.stall_tol >= 0:
             raise InvalidArgument(f"stall_tol must be a number >= 0, got {self.stall_tol!r}")
         self._require_dtype()
+
+    def with_device_limit(self) -> SolverSettings:
+        """These settings with ``work_limit`` fixed: the device's (:func:`device_work_limit`) if
+        None, so a record of them names the limit a pair ran under."""
+        return self if self.work_limit is not None else self.replace(work_limit=device_work_limit())
 
     @property
     def schedule_steps(self) -> int:
@@ -227,6 +234,8 @@ class SolverSettings(ValidatedSettings):
         temperature. Its ``t_end`` and ``polish_t_end`` rise as far as needed. Exploration goes
         first: one long restart beat many short ones where it was measured (docs/decisions.md,
         "The annealer's work limit")."""
+        if self.work_limit is None:
+            return self.with_device_limit().sized_for(d, K, n_devices)
         restarts, hops = self.restarts_for(d, K, n_devices), self.hop_rounds
         if not self.work_limit:
             return self.replace(restarts=restarts)

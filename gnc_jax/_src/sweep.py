@@ -223,6 +223,8 @@ def _check_sweep(
     if weight_decay and "weight_decay" not in family.options:
         raise InvalidArgument(f"weight_decay does not apply to the {problem} problem")
     settings = family.settings_type().given("solver", solver)
+    if isinstance(settings, SolverSettings):  # the store records the limit its rows ran under
+        settings = settings.with_device_limit()
     if family.takes_search:
         search = SearchSettings.given("search", search)
     elif search is not None:
