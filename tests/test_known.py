@@ -60,3 +60,24 @@ def test_the_table_command_reads_the_shipped_table():
     assert r.returncode == 0, r.stderr
     (row,) = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
     assert row["min_angle_deg"] == pytest.approx(gnc_jax.known_code("tammes", 3, 24).min_angle_deg, abs=1e-12)
+
+
+def test_no_shipped_code_is_below_the_code_of_one_point_more():
+    # A code of K + 1 points less a point is a code of K points at least as good on both problems:
+    # the removal drops only that point's chords and shrinks the hull of every other point's rivals
+    # (checked here on one code). So the best codes fall with K, and a shipped code below the next
+    # one is not the best we have (benchmarks/monotone.py makes a better one from the next).
+    rows = known.table_rows()
+    breaks = []
+    for (problem, d, K), r in rows.items():
+        col = store.SCORE[problem][0]
+        larger = rows.get((problem, d, K + 1))
+        if larger is not None and r[col] < larger[col] - 1e-9:
+            breaks.append((problem, d, K, r[col], larger[col]))
+    assert not breaks
+    W = gnc_jax.known_code("softmax-code", 4, 25).W
+    G = W.T @ W - 2 * np.eye(25)
+    for i in (0, 12, 24):
+        V = np.delete(W, i, axis=1)
+        assert np.delete(np.delete(G, i, 0), i, 1).max() <= G.max()
+        assert gnc_jax.one_vs_rest_distances(V).min() >= gnc_jax.one_vs_rest_distances(W).min() - 1e-12
