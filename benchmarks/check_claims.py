@@ -31,6 +31,8 @@ def up_sci(x: float) -> str:
     """x rounded up to two significant digits, as 9.0e-15."""
     exponent = math.floor(math.log10(x))
     mantissa = math.ceil(x / 10**exponent * 10 - 1e-9) / 10
+    if mantissa >= 10:  # 9.94e-15 rounds up to 1.0e-14, not 10.0e-15
+        mantissa, exponent = mantissa / 10, exponent + 1
     return f"{mantissa:.1f}e{exponent:+03d}".replace("e-0", "e-").replace("e+0", "e")
 
 
