@@ -19,6 +19,19 @@ from gnc_jax import store
 from gnc_jax._src.known import CONFIGS, TABLE, config_name, table_rows
 
 
+def best_codes(stores, problems, merge: bool) -> list[tuple[dict, np.ndarray]]:
+    """(row, W) for the best row per (problem, d, K) of the stores' rows of ``problems``, the whole
+    shipped table joining them (first, so that it wins ties) when ``merge``."""
+    rows = [r for r in store.load(stores) if r["problem"] in problems]
+    with np.load(CONFIGS) as shipped:
+        if merge:
+            rows = [r | {"source": "shipped"} for r in table_rows().values()] + rows
+        return [
+            (r, shipped[r["config"]] if r["source"] == "shipped" else store.load_config(r["source"], r)["W"])
+            for r in store.best(rows)
+        ]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("stores", nargs="+", type=Path)
@@ -26,18 +39,9 @@ def main():
     ap.add_argument("--problems", default="tammes,softmax-code")
     args = ap.parse_args()
     problems = args.problems.split(",")
-    rows = [r for r in store.load(args.stores) if r["problem"] in problems]
-    arrays = {}
-    if args.merge:
-        with np.load(CONFIGS) as npz:
-            shipped = [r | {"source": "shipped"} for r in table_rows().values()]
-            arrays |= {r["config"]: npz[r["config"]] for r in shipped}
-        rows = shipped + rows
-    best = store.best(rows)
     out_rows, out_arrays = [], {}
-    for r in best:
+    for r, W in best_codes(args.stores, problems, args.merge):
         name = config_name(r)
-        W = arrays[r["config"]] if r["source"] == "shipped" else store.load_config(r["source"], r)["W"]
         if W.shape != (r["d"], r["K"]):
             raise SystemExit(f"{r['source']}: {name} has a configuration of shape {W.shape}")
         out_arrays[name] = np.asarray(W, np.float64)

@@ -25,8 +25,9 @@ import numpy as np
 
 import gnc_jax
 from gnc_jax import SearchSettings, SolverSettings, store
-from gnc_jax._src.known import CONFIGS, table_rows
 from gnc_jax._src.sweep import Instance, _row, row_provenance
+
+from build_table import best_codes  # benchmarks/, this script's directory
 
 CANDIDATES = 8  # drops that join the solve's population
 
@@ -42,17 +43,14 @@ def less_one_point(W: np.ndarray, count: int = CANDIDATES) -> list[np.ndarray]:
 
 def table(stores) -> dict:
     """{(problem, d, K): (score, W, where)}: the best code per pair of the shipped table and STOREs."""
-    rows = [r | {"source": "shipped"} for r in table_rows().values()] + store.load(stores)
-    out = {}
-    with np.load(CONFIGS) as shipped:
-        for r in store.best([r for r in rows if r["problem"] in ("tammes", "softmax-code")]):
-            col, _ = store.SCORE[r["problem"]]
-            if r["source"] == "shipped":
-                W, where = shipped[r["config"]], "the shipped table"
-            else:
-                W, where = store.load_config(r["source"], r)["W"], r["source"]
-            out[r["problem"], r["d"], r["K"]] = (r[col], W, where)
-    return out
+    return {
+        (r["problem"], r["d"], r["K"]): (
+            r[store.SCORE[r["problem"]][0]],
+            W,
+            "the shipped table" if r["source"] == "shipped" else r["source"],
+        )
+        for r, W in best_codes(stores, ("tammes", "softmax-code"), merge=True)
+    }
 
 
 def main():
