@@ -94,8 +94,7 @@ def main() -> None:
                 {"seed": args.seed, "seeded_with": seed_name(seed), **overrides}, sort_keys=True
             )
             inst = Instance(problem, d, K)
-            n = sum(store.row_key(r) == store.row_key(inst._asdict()) for r in st.rows)
-            config = st.save_config(f"{inst.stem()}_{n}" if n else inst.stem(), {"W": sol.W})
+            config = st.save_config(st.unused_stem(inst.stem()), {"W": sol.W})
             st.append([_row(inst, sol, config, row_provenance(args.seed, settings))])
             solved += 1
             new = getattr(sol, col)

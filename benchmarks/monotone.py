@@ -89,7 +89,9 @@ def main():
                 0, json.dumps(settings | {"search": dataclasses.asdict(search)}, sort_keys=True)
             )
             inst = Instance(problem, d, K)
-            st.append([_row(inst, sol, st.save_config(inst.stem(), {"W": sol.W}), provenance)])
+            st.append(
+                [_row(inst, sol, st.save_config(st.unused_stem(inst.stem()), {"W": sol.W}), provenance)]
+            )
             codes[problem, d, K] = (new, sol.W, args.out)
             print(
                 f"{problem} d={d} K={K}: {score:.9f} -> {new:.9f} ((d, K + 1): {larger[0]:.9f}) "

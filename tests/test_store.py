@@ -197,6 +197,24 @@ def test_codes_round_trip_as_plain_numpy_files(tmp_path):
     ]
 
 
+def test_a_pair_stored_again_keeps_the_earlier_rows_configuration(tmp_path):
+    first, second = np.eye(3)[:, :2], np.eye(3)[:, 1:]
+    with ResultsStore(tmp_path / "s.csv") as st:
+        names = []
+        for W in (first, second, first):
+            config = st.save_config(st.unused_stem("tammes_d3_K2"), {"W": W})
+            st.append([row(K=2, config=config)])
+            names.append(config)
+        assert st.unused_stem("tammes_d3_K3") == "tammes_d3_K3"
+    assert [Path(n).name for n in names] == [
+        "tammes_d3_K2_W.npy",
+        "tammes_d3_K2_1_W.npy",
+        "tammes_d3_K2_2_W.npy",
+    ]
+    for r, W in zip(store.read_rows(tmp_path / "s.csv"), (first, second, first)):
+        np.testing.assert_array_equal(np.load(tmp_path / r["config"]), W)
+
+
 def test_bad_code_files_are_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="path must end in .npy or .npz"):
         gnc_jax.store.save_code(tmp_path / "c.txt", np.eye(3))

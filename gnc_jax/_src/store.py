@@ -374,6 +374,19 @@ class ResultsStore:
     def finished(self) -> dict[tuple, dict]:
         return {row_key(r): r for r in self.rows}
 
+    def _config_path(self, stem: str) -> str:
+        """The W file of ``stem`` as a row's ``config`` names it: relative to the store's directory."""
+        return str((self.configs / f"{stem}_W.npy").relative_to(self.path.parent))
+
+    def unused_stem(self, stem: str) -> str:
+        """``stem``, or the first of ``stem_1``, ``stem_2``, ... whose configuration no row of the
+        store names: a pair stored again (from another seed or start) keeps the earlier row's file."""
+        used, name, n = {r["config"] for r in self.rows}, stem, 0
+        while self._config_path(name) in used:
+            n += 1
+            name = f"{stem}_{n}"
+        return name
+
     def save_config(self, stem: str, arrays: dict[str, np.ndarray]) -> str:
         """Write ``<stem>_<name>.npy`` per array atomically; returns the W file's path relative to
         the store's directory."""
@@ -386,7 +399,7 @@ class ResultsStore:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
-        return str((self.configs / f"{stem}_W.npy").relative_to(self.path.parent))
+        return self._config_path(stem)
 
     def append(self, rows: list[dict]) -> None:
         """Append complete rows with one write, then flush them to disk."""
