@@ -63,6 +63,22 @@ def pairs_to_reseed(results: list[dict], seeds: list[dict], tol: float) -> list[
     return out
 
 
+OVERRIDES = dict(restarts=8, search_rounds=0)  # a seeded solve: the seed and 8 restarts, search off
+
+
+def solve_seeded(st: store.ResultsStore, problem: str, d: int, K: int, W, name: str, seed: int):
+    """Solve (problem, d, K) with ``W`` as an initial configuration, store the certified row in ``st``
+    (its settings name the seed ``name``) and return the solution."""
+    sol = gnc_jax.solve_pairs(
+        problem, [(d, K)], seed=seed, initial={(d, K): W}, **settings_from_options(problem, OVERRIDES)
+    )[0]
+    settings = json.dumps({"seed": seed, "seeded_with": name, **OVERRIDES}, sort_keys=True)
+    inst = Instance(problem, d, K)
+    config = st.save_config(st.unused_stem(inst.stem()), {"W": sol.W})
+    st.append([_row(inst, sol, config, row_provenance(seed, settings))])
+    return sol
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("stores", nargs="+", help="result stores")
@@ -71,7 +87,6 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tol", type=float, default=1e-9, help="least gain worth a new solve")
     args = ap.parse_args()
-    overrides = dict(restarts=8, search_rounds=0)
     with store.ResultsStore(args.out) as st:
         results = store.load(args.stores) + [r | {"source": args.out} for r in st.rows]
         done = {(r["problem"], r["d"], r["K"], json.loads(r["settings"]).get("seeded_with")) for r in st.rows}
@@ -82,21 +97,9 @@ def main() -> None:
             if (problem, d, K, seed_name(seed)) in done:
                 continue
             W = store.load_config(seed["source"], seed)["W"]
-            sol = gnc_jax.solve_pairs(
-                problem,
-                [(d, K)],
-                seed=args.seed,
-                initial={(d, K): W},
-                **settings_from_options(problem, overrides),
-            )[0]
-            col = SCORE[problem]
-            settings = json.dumps(
-                {"seed": args.seed, "seeded_with": seed_name(seed), **overrides}, sort_keys=True
-            )
-            inst = Instance(problem, d, K)
-            config = st.save_config(st.unused_stem(inst.stem()), {"W": sol.W})
-            st.append([_row(inst, sol, config, row_provenance(args.seed, settings))])
+            sol = solve_seeded(st, problem, d, K, W, seed_name(seed), args.seed)
             solved += 1
+            col = SCORE[problem]
             new = getattr(sol, col)
             assert new >= seed[col] - 1e-9, (problem, d, K, new, seed[col])  # the seed competed
             print(
