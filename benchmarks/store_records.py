@@ -1,7 +1,7 @@
 """Store saved Tammes configurations (benchmarks/results/records/*.npy) as certified rows of a store.
 
-A file there is a code one run found above the shipped table (its name: problem, d, K, seed and the
-setting that differed from the default). Each joins a seeded solve of its pair, as in
+A file there is a code one run found above the best code held at the time (its name: problem, d, K,
+seed and the setting that differed from the default). Each joins a seeded solve of its pair, as in
 ``cross_seed_stores.py`` (initial configuration, search off, 8 restarts; the polish can only improve
 it), and the certified row goes to OUT, its settings naming the file. Files already named by a row of
 OUT are skipped, so a rerun resumes. Then ``cross_seed_stores.py`` (softmax codes from the new Tammes
