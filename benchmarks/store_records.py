@@ -29,13 +29,19 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     files = args.files or sorted(RECORDS.glob("tammes_*.npy"))
+    for path in files:
+        if not path.is_file():
+            ap.error(f"argument files: no file {path}")
+    codes = {path: np.load(path) for path in files}
+    for path, W in codes.items():
+        if W.ndim != 2 or min(W.shape) < 2:
+            ap.error(f"argument files: {path} holds an array of shape {W.shape}, not a (d, K) code")
     with store.ResultsStore(args.out) as st:
         done = {json.loads(r["settings"]).get("seeded_with") for r in st.rows}
-        for path in files:
+        for path, W in codes.items():
             name = f"{path.parent.name}/{path.name}"
             if name in done:
                 continue
-            W = np.load(path)
             d, K = W.shape
             sol = solve_seeded(st, "tammes", d, K, W, name, args.seed)
             print(

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from gnc_jax import store
 
@@ -39,3 +40,19 @@ def test_a_saved_code_is_stored_no_worse_than_the_file_and_a_rerun_resumes(tmp_p
     capsys.readouterr()
     store_records.main()  # the file is named by a row: nothing to do
     assert len(store.load([out])) == 1 and capsys.readouterr().out == ""
+
+
+def test_a_file_that_is_not_a_code_is_refused_naming_the_argument(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import store_records
+
+    np.save(tmp_path / "flat.npy", np.zeros(5))
+    for name, message in (("flat.npy", "shape (5,)"), ("missing.npy", "no file")):
+        monkeypatch.setattr(
+            sys, "argv", ["store_records.py", str(tmp_path / name), "--out", str(tmp_path / "s.csv")]
+        )
+        with pytest.raises(SystemExit) as exit:
+            store_records.main()
+        err = capsys.readouterr().err
+        assert exit.value.code == 2 and "argument files" in err and message in err
+    assert not (tmp_path / "s.csv").exists()  # refused before the store is opened
