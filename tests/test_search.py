@@ -175,6 +175,20 @@ def test_a_searched_pair_reports_how_its_search_stopped():
         gnc_jax.solve_tammes(3, 5, seed=0, time_limit=-1)  # K = 5: no search would have checked it
 
 
+def test_the_search_stops_at_a_proven_optimum():
+    # d = 2, K = 13: the regular 13-gon is optimal (cos(2 pi / 13)); d = 3, K = 6: Rankin's 90 deg
+    # (the octahedron). Budgets and patience that would run for many rounds: the search stops as soon
+    # as its exact chord attains the closed form, status optimal. At d = 3, K = 13 no closed form is
+    # known: the same settings run to their round cap.
+    settings = QUICK.replace(rounds=30, patience=30)
+    for d, K, angle in ((2, 13, 360 / 13), (3, 6, 90.0)):
+        res = search_tammes(d, K, jax.random.key(0), settings)
+        assert res.stopped_by == "optimum" and res.status == "optimal" and res.rounds < 30
+        assert angle_deg(res.min_chord) == pytest.approx(angle, abs=1e-9)
+    res = search_tammes(3, 13, jax.random.key(0), settings.replace(rounds=2))
+    assert res.stopped_by == "rounds" and res.rounds == 2
+
+
 @pytest.mark.slow
 def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
     # d = 3, K = 13: the softmax-code annealer alone (small budget) stays below the one-vs-rest

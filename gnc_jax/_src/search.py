@@ -25,7 +25,8 @@ one anneal step of one member of the pair (a Gram matrix of the K points); a New
 interior-point solve counts :func:`newton_step_cost`, a symmetric start's step a / K of one (a free
 representatives). The same seed on the same kind of device spends the same work and returns the same
 bits (on a GPU up to the rounding of XLA's reductions, which may differ from run to run);
-``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far.
+``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far, and so does reaching a
+proven optimum (a closed form of :func:`gnc_jax._src.theory.tammes_closed_form`: nothing is better).
 
 Several pairs of one d can share the compiled rounds (:func:`search_stack`): each is padded to a
 common number of points, masked, and given a slot of the round, so that an accelerator that one
@@ -54,6 +55,7 @@ from gnc_jax._src.runner import bucket_size, time_limit_seconds
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import Status
 from gnc_jax._src.symmetric import decompositions, symmetric_starts
+from gnc_jax._src.theory import tammes_closed_form
 
 
 # The rotation groups whose symmetric starts are proposal sources at d = 3 (every group of order <= 12
@@ -229,7 +231,7 @@ class SearchResult(NamedTuple):
     rounds: int  # rounds run
     elapsed_s: float  # wall time, compilation included
     interrupted: bool  # stopped by Ctrl-C (the result is the best so far)
-    stopped_by: str  # 'work', 'rounds', 'patience', 'time_limit' or 'interrupt'
+    stopped_by: str  # 'optimum', 'work', 'rounds', 'patience', 'time_limit' or 'interrupt'
     hits: int  # members of the last population within 1e-9 (relative) of the result's chord
     restarts: int  # populations drawn after the first
     history: tuple  # (round, elapsed_s, best min angle in degrees) after every gain and every round
@@ -239,8 +241,11 @@ class SearchResult(NamedTuple):
 
     @property
     def status(self) -> Status:
-        """``stalled`` when the patience stopped it (no gain above 1e-10, relative, in ``patience``
+        """``optimal`` when it stopped at a proven optimum (:func:`reached_proven_optimum`),
+        ``stalled`` when the patience stopped it (no gain above 1e-10, relative, in ``patience``
         rounds), else ``max_steps`` (its budget, round cap, ``time_limit`` or Ctrl-C ended it)."""
+        if self.stopped_by == "optimum":
+            return Status.OPTIMAL
         return Status.STALLED if self.stopped_by == "patience" else Status.MAX_STEPS
 
     @property
@@ -249,6 +254,19 @@ class SearchResult(NamedTuple):
         if self.stopped_by in ("time_limit", "interrupt"):
             return f"search stopped by {self.stopped_by} after {self.rounds} rounds"
         return ""
+
+
+def reached_proven_optimum(d: int, K: int, chord: float) -> bool:
+    """Whether a minimum chord attains the proven optimum of (d, K) where one is known in closed form
+    (:func:`gnc_jax._src.theory.tammes_closed_form`): its max cosine 1 - chord^2 / 2 within 1e-12 of
+    it, the tolerance at which a solution's status is ``optimal``. No search can do better there, so
+    the search stops.
+
+    >>> reached_proven_optimum(3, 6, 2**0.5), reached_proven_optimum(3, 6, 1.4)
+    (True, False)
+    """
+    best = tammes_closed_form(d, K)
+    return best is not None and 1 - chord**2 / 2 - best <= 1e-12
 
 
 def angle_deg(chord: float) -> float:
@@ -577,7 +595,9 @@ class _Pair:
     def ready(self) -> bool:
         """Whether the pair runs another round; if not, why it stopped is recorded."""
         if self.stopped_by is None:
-            if self.rounds >= self.s.rounds:
+            if reached_proven_optimum(self.d, self.K, self.best):
+                self.stopped_by = "optimum"
+            elif self.rounds >= self.s.rounds:
                 self.stopped_by = "rounds"
             elif self.spent + self.round_work > self.budget:
                 self.stopped_by = "work"
@@ -779,7 +799,8 @@ def search_tammes(
       seeds: configurations (d, K) that join the first population as they are (cross-seeding: e.g.
         a softmax code of the same pair); the search never returns anything worse than the best.
       time_limit: seconds; rounds run until the budget, the round cap, the patience or this time is
-        spent, whichever comes first.
+        spent, whichever comes first, or until a proven optimum is reached
+        (:func:`reached_proven_optimum`).
       progress: a text stream for one line per round (best angle so far, the budget spent, elapsed,
         an upper bound on the time left), or None.
 
