@@ -33,7 +33,7 @@ from gnc_jax._src.objectives import Problem, get_problem
 from gnc_jax._src.polish import polish
 from gnc_jax._src.search import SearchSettings, compile_ahead, search_stack
 from gnc_jax._src.sphere import normalize_columns
-from gnc_jax._src.status import SolutionCore, Status
+from gnc_jax._src.status import OPTIMAL_GAP, SolutionCore, Status
 from gnc_jax._src.store import CERTIFIED
 from gnc_jax._src.theory import softmax_code_closed_form, tammes_closed_form
 
@@ -696,7 +696,7 @@ def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) 
             loss=loss,
         )
     gap = _gap_to_proven_optimum(prob, dd, kk, sep, slot, extra.get("loss"))
-    if gap is not None and gap <= 1e-12 and status != Status.NONFINITE:
+    if gap is not None and gap <= OPTIMAL_GAP and status != Status.NONFINITE:
         status, residual = Status.OPTIMAL, max(gap, 0.0)
     return Solution(
         problem=prob.name,

@@ -53,7 +53,7 @@ from gnc_jax._src.interior import interior_point
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.runner import bucket_size, time_limit_seconds
 from gnc_jax._src.sphere import normalize_columns
-from gnc_jax._src.status import Status
+from gnc_jax._src.status import OPTIMAL_GAP, Status
 from gnc_jax._src.symmetric import decompositions, symmetric_starts
 from gnc_jax._src.theory import tammes_closed_form
 
@@ -258,15 +258,15 @@ class SearchResult(NamedTuple):
 
 def reached_proven_optimum(d: int, K: int, chord: float) -> bool:
     """Whether a minimum chord attains the proven optimum of (d, K) where one is known in closed form
-    (:func:`gnc_jax._src.theory.tammes_closed_form`): its max cosine 1 - chord^2 / 2 within 1e-12 of
-    it, the tolerance at which a solution's status is ``optimal``. No search can do better there, so
-    the search stops.
+    (:func:`gnc_jax._src.theory.tammes_closed_form`): its max cosine 1 - chord^2 / 2 within
+    :data:`~gnc_jax._src.status.OPTIMAL_GAP` of it, the tolerance at which a solution's status is
+    ``optimal``. No search can do better there, so the search stops.
 
     >>> reached_proven_optimum(3, 6, 2**0.5), reached_proven_optimum(3, 6, 1.4)
     (True, False)
     """
     best = tammes_closed_form(d, K)
-    return best is not None and 1 - chord**2 / 2 - best <= 1e-12
+    return best is not None and 1 - chord**2 / 2 - best <= OPTIMAL_GAP
 
 
 def angle_deg(chord: float) -> float:

@@ -27,6 +27,11 @@ import dataclasses
 import enum
 
 
+# How close a certified value must come to a proven optimum to be called ``optimal`` (in its own units:
+# max cosine, or margin): the solutions' status and the search's stop at a proven optimum share it.
+OPTIMAL_GAP = 1e-12
+
+
 class Status(str, enum.Enum):
     """How a solve ended: one word, the same meaning for every solver (a string enum: compares equal
     to its value).
