@@ -2,8 +2,10 @@
 results stores: the best row per (problem, d, K) (:func:`gnc_jax.store.best`) and its configuration.
 
 Each row keeps its store's certified numbers, status and provenance (seed, settings, version,
-device, time); its ``config`` column names its array in ``codes.npz``. With ``--merge`` the current
-shipped table joins the stores, so that a new store only adds the codes that beat it.
+device, time), except that a code at a proven optimum is marked ``optimal`` (the rule of a solve,
+:func:`gnc_jax._src.batch.proven_status`, with the closed forms known now); its ``config`` column
+names its array in ``codes.npz``. With ``--merge`` the current shipped table joins the stores,
+so that a new store only adds the codes that beat it.
 :func:`gnc_jax.known_code` reads the table and re-certifies a code on load.
 
 Usage: python benchmarks/build_table.py STORE.csv [STORE.csv ...] [--merge] [--problems tammes,softmax-code]
@@ -16,7 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from gnc_jax import store
+from gnc_jax._src.batch import proven_status
 from gnc_jax._src.known import CONFIGS, TABLE, config_name, table_rows
+from gnc_jax._src.objectives import get_problem
+from gnc_jax._src.status import Status
 
 
 def best_codes(stores, problems, merge: bool) -> list[tuple[dict, np.ndarray]]:
@@ -45,7 +50,17 @@ def main():
         if W.shape != (r["d"], r["K"]):
             raise SystemExit(f"{r['source']}: {name} has a configuration of shape {W.shape}")
         out_arrays[name] = np.asarray(W, np.float64)
-        out_rows.append({k: v for k, v in r.items() if k != "source"} | {"config": name})
+        status, residual = proven_status(
+            get_problem(r["problem"]),
+            r["d"],
+            r["K"],
+            Status(r["status"]),
+            r["residual"],
+            r["max_cos"],
+            r["rho_lower"],
+        )
+        row = {k: v for k, v in r.items() if k != "source"}
+        out_rows.append(row | {"config": name, "status": status.value, "residual": residual})
     buf = io.BytesIO()
     np.savez_compressed(buf, **out_arrays)
     CONFIGS.write_bytes(buf.getvalue())

@@ -42,6 +42,24 @@ def test_every_shipped_code_certifies_at_its_rows_value():
         assert code.certificate_gap <= 1e-12
 
 
+def test_a_code_at_a_proof_found_after_it_was_stored_is_optimal(monkeypatch):
+    # The 5-demicube (Levenshtein's bound, cos 1/5) stored as 'stationary', as the table held it
+    # before the closed form: on load it is 'optimal', its residual the gap; the softmax code of the
+    # pair has no proof and keeps the table's word.
+    row = known.table_rows()[("tammes", 5, 16)]
+    monkeypatch.setitem(
+        known.table_rows(), ("tammes", 5, 16), row | {"status": "stationary", "residual": -1.0}
+    )
+    code = gnc_jax.known_code("tammes", 5, 16)
+    assert str(code.status) == "optimal" and 0 <= code.residual <= 1e-12
+    assert code.max_cos == pytest.approx(0.2, abs=1e-12)
+    assert (
+        str(gnc_jax.known_code("softmax-code", 5, 16).status)
+        == known.table_rows()[("softmax-code", 5, 16)]["status"]
+        != "optimal"
+    )
+
+
 def test_damaged_data_and_unknown_pairs_are_refused(monkeypatch):
     with pytest.raises(ValueError, match="problem"):
         gnc_jax.known_code("hardmax", 3, 12)

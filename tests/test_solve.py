@@ -252,15 +252,14 @@ def test_default_restarts_are_sized_by_the_pair():
 
 def test_hardmax_is_optimal_only_when_its_features_attain_the_objective_too():
     # W at Theorem 3.3's margin is not enough: the (W, H) objective (5) must be -rho* as well.
-    from gnc_jax._src.batch import _gap_to_proven_optimum
+    from gnc_jax._src.batch import gap_to_proven_optimum
     from gnc_jax._src.objectives import get_problem
 
     rho = theory.softmax_code_closed_form(2, 4)[0]
-    sep = SimpleNamespace(rho_lower=np.array([rho]))
     code, hardmax = get_problem("softmax-code"), get_problem("hardmax", 2)
-    assert _gap_to_proven_optimum(code, 2, 4, sep, 0) == 0.0
-    assert _gap_to_proven_optimum(hardmax, 2, 4, sep, 0, loss=-rho) == 0.0
-    assert _gap_to_proven_optimum(hardmax, 2, 4, sep, 0, loss=-rho + 1e-7) == pytest.approx(1e-7)
+    assert gap_to_proven_optimum(code, 2, 4, 0.0, rho) == 0.0
+    assert gap_to_proven_optimum(hardmax, 2, 4, 0.0, rho, loss=-rho) == 0.0
+    assert gap_to_proven_optimum(hardmax, 2, 4, 0.0, rho, loss=-rho + 1e-7) == pytest.approx(1e-7)
 
 
 def test_the_work_limit_takes_restarts_then_hops_then_steps():

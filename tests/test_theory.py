@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gnc_jax
-from gnc_jax._src import theory
+from gnc_jax._src import references, theory
 
 # The fast tier's share of the closed forms: each regime of Theorem 3.3 (the polygon, the simplex,
 # between it and the cross-polytope, the cross-polytope); the full tier runs every (d, K).
@@ -85,11 +85,12 @@ def test_tammes_closed_forms_match_the_proven_reference_rows():
             assert row["proven"], row  # a closed form is only given where a proof exists
             assert value == pytest.approx(row["cos"], abs=1e-12), row
             checked.add((row["d"], row["K"]))
-    assert {(3, 12), (4, 120)} <= checked
+    assert {(3, 12), (4, 120), (5, 16)} <= checked
 
 
-def test_e8_root_system_attains_the_tammes_closed_form_at_8_240():
-    # the 112 roots +-e_i +- e_j and the 128 (+-1/2)^8 with an even number of minus signs, / sqrt 2
+def e8_roots() -> np.ndarray:
+    """E8's 240 roots (norm sqrt 2) as rows: +-e_i +- e_j and (+-1/2)^8 with an even number of minus
+    signs."""
     roots = []
     for i in range(8):
         for j in range(i + 1, 8):
@@ -102,7 +103,35 @@ def test_e8_root_system_attains_the_tammes_closed_form_at_8_240():
         signs = np.array([-1 if bits >> k & 1 else 1 for k in range(8)])
         if np.sum(signs < 0) % 2 == 0:
             roots.append(signs / 2)
-    W = np.array(roots).T / np.sqrt(2)
-    assert W.shape == (8, 240)
-    assert gnc_jax.max_cos(W) == pytest.approx(theory.tammes_closed_form(8, 240), abs=1e-12)
-    assert theory.tammes_closed_form(8, 239) is None and theory.tammes_closed_form(4, 24) is None
+    return np.array(roots)
+
+
+def unit_columns_off(points: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """The rows of ``points`` projected off the span of the rows of ``fixed``, written in an
+    orthonormal basis of its complement and normalized: one unit column each."""
+    basis = np.linalg.svd(np.eye(8) - np.linalg.pinv(fixed) @ fixed)[0][:, : 8 - len(fixed)]
+    W = basis.T @ points.T
+    return W / np.linalg.norm(W, axis=0)
+
+
+def test_sharp_codes_attain_the_tammes_closed_forms():
+    # E8 itself; the 56 roots at inner product 1 with a root, off it (E7's 56 in R^7); the 27 at 1
+    # and 0 with two roots at -1, off both (the Schlaefli configuration in R^6); the 5-demicube.
+    R = e8_roots()
+    a = R[0]
+    b = R[np.flatnonzero(np.isclose(R @ a, -1))[0]]
+    demicube = np.array([s for s in np.array(np.meshgrid(*[[1, -1]] * 5)).reshape(5, -1).T if np.prod(s) > 0])
+    codes = {
+        (8, 240): R.T / np.sqrt(2),
+        (7, 56): unit_columns_off(R[np.isclose(R @ a, 1)], a[None]),
+        (6, 27): unit_columns_off(R[np.isclose(R @ a, 1) & np.isclose(R @ b, 0)], np.stack([a, b])),
+        (5, 16): demicube.T / np.sqrt(5),
+    }
+    for (d, K), W in codes.items():
+        assert W.shape == (d, K)
+        value = theory.tammes_closed_form(d, K)
+        assert gnc_jax.max_cos(W) == pytest.approx(value, abs=1e-12), (d, K)
+        # the closed form is optimal: Levenshtein's bound, from a second method (the Delsarte LP)
+        assert references.max_cos_lower_bound(d, K) == pytest.approx(value, abs=1e-6), (d, K)
+        assert theory.tammes_closed_form(d, K - 1) is None and theory.tammes_closed_form(d, K + 1) is None
+    assert theory.tammes_closed_form(4, 24) is None

@@ -224,19 +224,33 @@ def _polish_bucket(problem, params, sep, dims, settings):
     return results
 
 
-def _gap_to_proven_optimum(prob: Problem, d: int, K: int, sep, slot, loss=None) -> float | None:
-    """How far the certified value is from the proven optimum of the pair (None where none is known):
-    Theorem 3.3's rho for softmax codes (compared with the certified lower bound), the closed-form
-    max-cosine for Tammes; for HardMax the larger of W's gap and that of the objective (5) at (W, H),
-    ``loss``, whose optimum is -rho (Theorem 3.2)."""
+def gap_to_proven_optimum(
+    prob: Problem, d: int, K: int, max_cos: float, rho_lower: float, loss: float | None = None
+) -> float | None:
+    """How far a certified value is from the proven optimum of the pair (None where none is known):
+    Theorem 3.3's rho for softmax codes (compared with the certified lower bound ``rho_lower``), the
+    closed-form max-cosine for Tammes; for HardMax the larger of W's gap and that of the objective (5)
+    at (W, H), ``loss``, whose optimum is -rho (Theorem 3.2)."""
     if prob.score_field == "min_angle_deg":
         best = tammes_closed_form(d, K)
-        return None if best is None else float(sep.max_cos[slot]) - best
+        return None if best is None else float(max_cos) - best
     closed = softmax_code_closed_form(d, K)
     if closed is None:
         return None
-    gap = closed[0] - float(sep.rho_lower[slot])
+    gap = closed[0] - float(rho_lower)
     return gap if loss is None else max(gap, loss + closed[0])
+
+
+def proven_status(
+    prob: Problem, d: int, K: int, status: Status, residual: float, max_cos, rho_lower, loss=None
+) -> tuple[Status, float]:
+    """``(status, residual)`` of a certified code, made ``optimal`` (residual: the gap) where its
+    certified value is within :data:`~gnc_jax._src.status.OPTIMAL_GAP` of the pair's proven optimum
+    (:func:`gap_to_proven_optimum`); unchanged otherwise, and for a non-finite run."""
+    gap = gap_to_proven_optimum(prob, d, K, max_cos, rho_lower, loss)
+    if gap is not None and gap <= OPTIMAL_GAP and status != Status.NONFINITE:
+        return Status.OPTIMAL, max(gap, 0.0)
+    return status, residual
 
 
 def certified_rattlers(prob: Problem, sep, slot: int, K: int, tol: float) -> np.ndarray:
@@ -695,9 +709,9 @@ def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) 
             gnc3=metrics.gnc3(Wi, Hi, labels),
             loss=loss,
         )
-    gap = _gap_to_proven_optimum(prob, dd, kk, sep, slot, extra.get("loss"))
-    if gap is not None and gap <= OPTIMAL_GAP and status != Status.NONFINITE:
-        status, residual = Status.OPTIMAL, max(gap, 0.0)
+    status, residual = proven_status(
+        prob, dd, kk, status, residual, sep.max_cos[slot], sep.rho_lower[slot], extra.get("loss")
+    )
     return Solution(
         problem=prob.name,
         d=dd,

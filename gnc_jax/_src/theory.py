@@ -111,8 +111,9 @@ def tammes_closed_form(d: int, K: int) -> float | None:
     """The optimal max-cosine min_W max_{i != j} <w_i, w_j> of the Tammes problem (eq. 11) where a
     proof gives it in closed form: K <= d + 1, -1/(K-1) (simplex); d + 1 < K <= 2d, 0 (Rankin 1955);
     d = 2, cos(2 pi / K); d = 3, K = 12, 1/sqrt(5) (the icosahedron, Fejes Toth 1943); d = 4,
-    K = 120, (1 + sqrt 5) / 4 (the 600-cell, Andreev 1999); d = 8, K = 240, 1/2 (E8 attains
-    Levenshtein's bound; Levenshtein 1979, Odlyzko and Sloane 1979).
+    K = 120, (1 + sqrt 5) / 4 (the 600-cell, Andreev 1999); and the sharp codes that attain
+    Levenshtein's bound (Levenshtein 1979, Odlyzko and Sloane 1979): (5, 16), 1/5 (the 5-demicube);
+    (6, 27), 1/4 (the Schlaefli configuration); (7, 56), 1/3 (from E7); (8, 240), 1/2 (E8's roots).
 
     Args:
       d: dimension (>= 2).
@@ -131,7 +132,14 @@ def tammes_closed_form(d: int, K: int) -> float | None:
         return 0.0
     if d == 2:
         return math.cos(2 * math.pi / K)
-    return {(3, 12): 1 / math.sqrt(5), (4, 120): (1 + math.sqrt(5)) / 4, (8, 240): 0.5}.get((d, K))
+    return {
+        (3, 12): 1 / math.sqrt(5),
+        (4, 120): (1 + math.sqrt(5)) / 4,
+        (5, 16): 1 / 5,
+        (6, 27): 1 / 4,
+        (7, 56): 1 / 3,
+        (8, 240): 1 / 2,
+    }.get((d, K))
 
 
 def bounds_applicable(d: int, K: int) -> bool:
