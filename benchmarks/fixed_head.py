@@ -137,7 +137,7 @@ def main() -> None:
         trained = sum(x.size for x in jax.tree.leaves(nnx.state(model, nnx.Param)))
         history = nn.train(model, data, settings, seed=0)
         first, last = history[0], history[-1]
-        max_cos = gnc_jax.max_cos(np.asarray(model.classifier.weights, np.float64))
+        max_cos = gnc_jax.max_cos(nn.classifier_weights(model))
         row = {k: last[k] for k in KEYS} | {
             "test_accuracy_before": first["test_accuracy"],
             "max_cos": max_cos,

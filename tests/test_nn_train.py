@@ -114,6 +114,16 @@ def test_verify_network_cli_writes_metrics(tmp_path, capsys):
     assert res["status_note"] == "ran its 2 epochs (no convergence test)"
 
 
+@pytest.mark.filterwarnings("error:Explicitly requested dtype float64")
+def test_the_api_reports_the_final_classifier_in_float64():
+    # Called from Python (outside the CLI's float64 scope), the final W is read in float64 as every
+    # metric is, not truncated to float32: unit columns to rounding.
+    from gnc_jax.nn import verify
+
+    res = verify.verify_network("gaussian", d=2, tau=0.2, classes=4, epochs=1, progress=None)
+    np.testing.assert_allclose(np.linalg.norm(np.array(res["W"]), axis=0), 1.0, atol=1e-14)
+
+
 def test_training_status_names_the_first_non_finite_value():
     from gnc_jax.nn.verify import training_status
 

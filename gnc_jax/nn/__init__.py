@@ -10,7 +10,14 @@ from gnc_jax.nn.modules import (
     ResNet,
     SphericalHead,
 )
-from gnc_jax.nn.train import TrainSettings, epoch_metrics, make_network, reference_rho, train
+from gnc_jax.nn.train import (
+    TrainSettings,
+    classifier_weights,
+    epoch_metrics,
+    make_network,
+    reference_rho,
+    train,
+)
 from gnc_jax.nn.verify import nearest_assignment
 
 __all__ = [
@@ -23,6 +30,7 @@ __all__ = [
     "ResNet",
     "SphericalHead",
     "TrainSettings",
+    "classifier_weights",
     "digits",
     "epoch_metrics",
     "gaussian_mixture",

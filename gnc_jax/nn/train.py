@@ -191,6 +191,14 @@ def _evaluate(model: Network, x, y, chunk: int = 2048):
 
 
 @float64
+def classifier_weights(model: Network) -> np.ndarray:
+    """The classifier's W, (d, K) with unit columns, as a float64 numpy array. Read in float64: a
+    learned or CMF head keeps float64 parameters (:func:`make_network`), which outside float64 mode
+    JAX would normalize in float32."""
+    return np.asarray(model.classifier.weights, np.float64)
+
+
+@float64
 def epoch_metrics(
     model: Network, data: Dataset, rho_hat: float | None = None, rho: float | None = None
 ) -> dict:
@@ -211,7 +219,7 @@ def epoch_metrics(
     h_te, pred_te, loss_te = _evaluate(model, data.x_test, data.y_test)
     model.train()
     K = data.num_classes
-    W = np.asarray(model.classifier.weights, np.float64)
+    W = classifier_weights(model)
     means = metrics.class_means(h_tr.T, data.y_train, K)
     rho = metrics.gnc2(W) if rho is None else rho
     return {
@@ -295,7 +303,7 @@ def train(
     t0 = time.perf_counter()
     measuring = 0.0
     fixed = isinstance(model.classifier, FixedClassifier)
-    rho = metrics.gnc2(np.asarray(model.classifier.weights, np.float64)) if fixed else None
+    rho = metrics.gnc2(classifier_weights(model)) if fixed else None
 
     def record(epoch, loss):
         nonlocal measuring

@@ -19,7 +19,14 @@ from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import validate_configuration
 from gnc_jax._src.status import Status
 from gnc_jax.nn import data as datasets
-from gnc_jax.nn.train import TrainSettings, make_network, reference_rho, reference_solution, train
+from gnc_jax.nn.train import (
+    TrainSettings,
+    classifier_weights,
+    make_network,
+    reference_rho,
+    reference_solution,
+    train,
+)
 
 
 def softmax_code_classifier(d: int, K: int, assignment=None) -> np.ndarray:
@@ -197,7 +204,7 @@ def verify_network(
 
     train(model, data, settings, seed=seed, rho_hat=rho_hat, on_epoch=on_epoch)
     result |= training_status(result["epochs"])
-    result["W"] = np.asarray(model.classifier.weights, np.float64).tolist()  # final classifier (d, K)
+    result["W"] = classifier_weights(model).tolist()  # final classifier (d, K)
     if out is not None:
         title = f"{dataset}, d={d}, K={K}, tau={tau:g}, {classifier}"
         result["plot"] = plot_history(result["epochs"], os.path.join(out, "metrics.png"), title)
