@@ -192,9 +192,16 @@ def _evaluate(model: Network, x, y, chunk: int = 2048):
 
 @float64
 def classifier_weights(model: Network) -> np.ndarray:
-    """The classifier's W, (d, K) with unit columns, as a float64 numpy array. Read in float64: a
-    learned or CMF head keeps float64 parameters (:func:`make_network`), which outside float64 mode
-    JAX would normalize in float32."""
+    """The classifier's W as a float64 numpy array, read in float64: a learned or CMF head keeps
+    float64 parameters (:func:`make_network`), which outside float64 mode JAX would normalize in
+    float32.
+
+    Args:
+      model: the network (:func:`make_network`).
+
+    Returns:
+      W, (d, K), unit columns, float64.
+    """
     return np.asarray(model.classifier.weights, np.float64)
 
 
