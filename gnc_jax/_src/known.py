@@ -71,8 +71,9 @@ def known_code(problem: str, d: int, K: int) -> Solution:
             f"table's {row[score]!r}: the package data is damaged"
         )
     batched = jax.tree_util.tree_map(lambda v: np.asarray(v)[None], sep)
+    prob = get_problem(problem)
     status, residual = proven_status(
-        get_problem(problem), d, K, Status(row["status"]), row["residual"], sep.max_cos, sep.rho_lower
+        prob, d, K, Status(row["status"]), row["residual"], sep.max_cos, sep.rho_lower
     )
     return Solution(
         problem=problem,
@@ -81,7 +82,7 @@ def known_code(problem: str, d: int, K: int) -> Solution:
         W=W,
         **{name: float(getattr(sep, name)) for name in store.CERTIFIED},
         distances=np.asarray(sep.distances),
-        rattlers=certified_rattlers(get_problem(problem), batched, 0, K, 1e-6),
+        rattlers=certified_rattlers(prob, batched, 0, K, 1e-6),
         status=status,
         residual=residual,
         status_note=row["status_note"] or "",
