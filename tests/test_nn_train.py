@@ -122,6 +122,8 @@ def test_the_api_reports_the_final_classifier_in_float64():
 
     res = verify.verify_network("gaussian", d=2, tau=0.2, classes=4, epochs=1, progress=None)
     np.testing.assert_allclose(np.linalg.norm(np.array(res["W"]), axis=0), 1.0, atol=1e-14)
+    with pytest.raises(ValueError, match="model must be a gnc_jax.nn Network"):
+        nn.classifier_weights(np.eye(2))
 
 
 def test_training_status_names_the_first_non_finite_value():

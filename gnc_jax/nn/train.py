@@ -202,6 +202,10 @@ def classifier_weights(model: Network) -> np.ndarray:
     Returns:
       W, (d, K), unit columns, float64.
     """
+    if not isinstance(model, Network):
+        raise InvalidArgument(
+            f"model must be a gnc_jax.nn Network (make_network), got {type(model).__name__}"
+        )
     return np.asarray(model.classifier.weights, np.float64)
 
 
