@@ -17,7 +17,8 @@ Four parts, all written to benchmarks/results/tammes_search.json (and a table, t
   status and whole-process time against the issue's budget where it states one.
 * ``--part seeds``: default settings, one fresh process per (K, seed) (``--d`` one d, default 3;
   ``--seeds``): the min angle against the best code of the committed table (or the development
-  set where K is in it) and whole-process time: success across seeds, the held-out proxy.
+  set where K is in it), whole-process time and the checkout's commit: success across seeds, the
+  held-out proxy.
 * ``--part population``: the restart axis, the knob that scales on accelerators. One fresh
   ``gnc-jax solve`` process per population size (``--knob search-population``: the search's
   population; ``--knob restarts``: the annealer's restarts, for pairs the search does not run) with
@@ -219,6 +220,8 @@ def part_seeds(d, Ks, seeds):
     data, best, dev = load(), {k: float(v) for (dd, k), v in table.items() if dd == d}, {}
     dev = dict(dev_rows()) if d == 3 else {}
     rows = {(r["d"], r["K"], r["seed"]): r for r in data.get("seeds", [])}
+    git = ["git", "rev-parse", "--short", "HEAD"]
+    commit = subprocess.run(git, capture_output=True, text=True, cwd=RESULTS)
     for K in Ks:
         for seed in seeds:
             sol, wall, log, W = solve_tammes_cli(d, K, "--seed", str(seed))
@@ -237,6 +240,7 @@ def part_seeds(d, Ks, seeds):
                 "above": angle > reference + 1e-6,
                 "wall_s": round(wall, 1),
                 "rounds_log": log,
+                "commit": commit.stdout.strip() or None,
             }
             print(json.dumps(row), flush=True)
             data["seeds"] = [rows[k] for k in sorted(rows)]
