@@ -12,11 +12,10 @@ Usage: python benchmarks/compile_time.py --K 60,110 [--repo DIR] [--first-only]
 
 import argparse
 import json
-import subprocess
 import tempfile
 from pathlib import Path
 
-from tammes_search import solve_cli
+from tammes_search import checkout_commit, solve_cli
 
 OUT = Path(__file__).resolve().parent / "results" / "compile_time.json"
 
@@ -38,12 +37,12 @@ def main():
     except ValueError:
         ap.error(f"--K must be comma-separated integers, got {args.K!r}")
     repo = Path(args.repo).resolve()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=repo)
+    commit = checkout_commit(repo)
     rows = json.loads(OUT.read_text()) if OUT.exists() else []
     for K in Ks:
         with tempfile.TemporaryDirectory() as cache:
             angle, first = solve(repo, K, cache)
-            row = {"K": K, "commit": commit.stdout.strip(), "min_angle_deg": angle}
+            row = {"K": K, "commit": commit, "min_angle_deg": angle}
             row["first_run_s"] = round(first, 1)
             if not args.first_only:
                 again, second = solve(repo, K, cache)

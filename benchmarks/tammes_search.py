@@ -59,6 +59,12 @@ def dev_rows():
         return [(int(r["K"]), float(r["best_known_min_angle_deg"])) for r in csv.DictReader(f)]
 
 
+def checkout_commit(repo=ROOT) -> str:
+    """The short commit of the checkout at ``repo`` ('' outside a git checkout): a row's provenance."""
+    git = ["git", "rev-parse", "--short", "HEAD"]
+    return subprocess.run(git, capture_output=True, text=True, cwd=repo).stdout.strip()
+
+
 def load():
     return json.loads(OUT.read_text()) if OUT.exists() else {}
 
@@ -220,8 +226,7 @@ def part_seeds(d, Ks, seeds):
     data, best, dev = load(), {k: float(v) for (dd, k), v in table.items() if dd == d}, {}
     dev = dict(dev_rows()) if d == 3 else {}
     rows = {(r["d"], r["K"], r["seed"]): r for r in data.get("seeds", [])}
-    git = ["git", "rev-parse", "--short", "HEAD"]
-    commit = subprocess.run(git, capture_output=True, text=True, cwd=RESULTS)
+    commit = checkout_commit() or None
     for K in Ks:
         for seed in seeds:
             sol, wall, log, W = solve_tammes_cli(d, K, "--seed", str(seed))
@@ -240,7 +245,7 @@ def part_seeds(d, Ks, seeds):
                 "above": angle > reference + 1e-6,
                 "wall_s": round(wall, 1),
                 "rounds_log": log,
-                "commit": commit.stdout.strip() or None,
+                "commit": commit,
             }
             print(json.dumps(row), flush=True)
             data["seeds"] = [rows[k] for k in sorted(rows)]
