@@ -124,6 +124,14 @@ def test_table_output():
         (["solve", "tammes", "--d", "3", "--K", "16", "--search-population", "0"], "--search-population"),
         (["sweep", "tammes", "--d", "3", "--K", "16", "--search-stack", "0"], "--search-stack"),
         (
+            ["solve", "tammes", "--d", "3", "--K", "16", "--search-rotate-share", "1.5"],
+            "--search-rotate-share",
+        ),
+        (
+            ["solve", "tammes", "--d", "3", "--K", "16", "--search-rotate-share", "nan"],
+            "--search-rotate-share",
+        ),
+        (
             ["solve", "tammes", "--d", "3", "--K", "16", "--search-work-per-member", "0"],
             "--search-work-per-member",
         ),
@@ -276,3 +284,13 @@ def test_time_limit_prints_progress_and_returns_a_certified_code():
     assert progress  # at least the final line, with the best angle so far
     best = float(progress[-1].split("best ")[1].split(" deg")[0])
     assert row["min_angle_deg"] >= best - 1e-9 and row["restarts"] == 4
+
+
+def test_search_options_reach_the_search_settings():
+    from gnc_jax._src.cli import build_parser, settings_from_options
+
+    argv = ["solve", "tammes", "--d", "3", "--K", "16", "--search-rotate-share", "0.5"]
+    args = build_parser().parse_args(argv)
+    assert settings_from_options("tammes", {"search_rotate_share": args.search_rotate_share})["search"] == (
+        gnc_jax.SearchSettings(rotate_share=0.5)
+    )

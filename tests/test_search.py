@@ -15,13 +15,16 @@ import gnc_jax
 from gnc_jax import SolverSettings
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.polish import polish
+from gnc_jax._src.process import float64
 from gnc_jax._src.search import (
     GROUPS,
+    ROTATION_SHIFT,
     SearchSettings,
     _Sources,
     angle_deg,
     default_population,
     energy_codes,
+    rotate_cap,
     search_stack,
     search_tammes,
 )
@@ -252,11 +255,47 @@ def test_initial_configurations_join_the_tammes_solution():
         (dict(max_moves=-2), "max_moves"),
         (dict(holes_per_point=0), "holes_per_point"),
         (dict(stack=0), "stack"),
+        (dict(rotate_share=1.5), "rotate_share"),
+        (dict(rotate_share=float("nan")), "rotate_share"),
     ],
 )
 def test_search_settings_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         SearchSettings(**kwargs)
+
+
+def test_a_rotated_cap_moves_rigidly_along_its_rim():
+    # rotate_cap on S^2: the chords within the rotated cap and within the rest are kept (an isometry of
+    # each part), chords across the rim change, the rim travels ROTATION_SHIFT spacing angles, and
+    # padded columns stay put. Judged from the configurations alone, over many keys.
+    K, K_max = 60, 64
+    W = np.random.default_rng(1).normal(size=(3, K))
+    W /= np.linalg.norm(W, axis=0)
+    X = np.concatenate([W, np.tile([[1.0], [0.0], [0.0]], (1, K_max - K))], axis=1)
+    col = np.arange(K_max) < K
+    spacing = np.sqrt(4 * np.pi / K)
+    for i in range(20):
+        Y = np.asarray(float64(rotate_cap)(jax.random.key(i), X, col))
+        np.testing.assert_array_equal(Y[:, K:], X[:, K:])
+        np.testing.assert_allclose(np.linalg.norm(Y, axis=0), 1.0, atol=1e-14)
+        moved, kept = np.linalg.norm(Y - X, axis=0) > 1e-12, col & (np.linalg.norm(Y - X, axis=0) <= 1e-12)
+        assert 3 <= moved.sum() <= K // 4 - 1  # the cap's 4..K/4 points but its centre
+        G, H = X.T @ X, Y.T @ Y
+        for part in (moved, kept):
+            np.testing.assert_allclose(H[np.ix_(part, part)], G[np.ix_(part, part)], atol=1e-13)
+        assert np.abs(H[np.ix_(moved, kept)] - G[np.ix_(moved, kept)]).max() > 1e-3
+        # The centre is the kept point whose cosines to the cap are kept; the rim, the moved point
+        # farthest from it, travels the shift (an arc's chord: a little less where the cap is small).
+        drift = np.abs(H[np.ix_(kept, moved)] - G[np.ix_(kept, moved)]).max(axis=1)
+        assert drift.min() < 1e-13
+        centre = np.flatnonzero(kept)[np.argmin(drift)]
+        rim = np.flatnonzero(moved)[np.argmin(G[centre, moved])]
+        travel = 2 * np.arcsin(np.linalg.norm(Y[:, rim] - X[:, rim]) / 2)
+        assert travel <= ROTATION_SHIFT[1] * spacing + 1e-12
+        if np.sqrt(1 - G[centre, rim] ** 2) >= 0.3:
+            assert travel >= 0.9 * ROTATION_SHIFT[0] * spacing
+    again = [float64(rotate_cap)(jax.random.key(0), X, col) for _ in range(2)]
+    np.testing.assert_array_equal(*again)
 
 
 def test_bad_search_input():

@@ -97,6 +97,19 @@ def _positive_float(name: str):
     return conv
 
 
+def _fraction(name: str):
+    def conv(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise UsageError(f"--{name} must be a number, got {text!r}") from None
+        if not 0 <= v <= 1:
+            raise UsageError(f"--{name} must be in [0, 1], got {text}")
+        return v
+
+    return conv
+
+
 def _grid_arguments(parser, problems) -> None:
     """The problem and its grid of instances: shared by solve and sweep."""
     parser.add_argument("problem", choices=problems)
@@ -155,6 +168,13 @@ def _search_arguments(parser) -> None:
         help="pairs of one d searched at once in one compiled round, padded to their size bucket (8, 12, "
         "16, 24, 32, 48, ... points), a device-sized population divided among them (default 1: one "
         "pair at a time, unpadded)",
+    )
+    parser.add_argument(
+        "--search-rotate-share",
+        type=_fraction("search-rotate-share"),
+        default=None,
+        help="d = 3: the share of the search's moves that rotate a cap of points about its centre "
+        "instead of relocating points into holes (default 0)",
     )
 
 

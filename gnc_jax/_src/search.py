@@ -4,7 +4,8 @@ Every round, each member of a population of R configurations
 
 1. **relocates** m points (m uniform in 1..``max_moves``; half among the ends of the shortest chords,
    half at random) into the largest holes of the others (the best of ``holes_per_point * K`` random
-   points of the sphere by the chord to their nearest point);
+   points of the sphere by the chord to their nearest point), or at d = 3, for a ``rotate_share`` of
+   the members, **rotates a cap** of points about its centre (:func:`rotate_cap`);
 2. **finishes** with a short log-sum-exp anneal (:func:`gnc_jax._src.driver.run_schedule`) and, for
    d <= ``interior_max_d``, the interior-point solve of the local problem (:mod:`gnc_jax._src.interior`),
    so that members are compared at their exact local optima; above, the moved points first make room
@@ -116,6 +117,9 @@ class SearchSettings(ValidatedSettings):
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
+      rotate_share: at d = 3, the probability that a member's move is a cap rotation
+        (:func:`rotate_cap`) instead of relocations: a relocated point mostly finishes back at the
+        member's own local optimum, a rotated cap changes every contact along its rim.
       symmetric_starts: at d = 3, random starts per decomposition of K into orbits of a group of
         :data:`GROUPS` each time that group is a source of a population; 0: no symmetric sources.
       energy_members: energy-continuation runs each time energy is a source (0: not a source).
@@ -148,6 +152,7 @@ class SearchSettings(ValidatedSettings):
     growth: float = 0.01
     symmetric_starts: int = 32
     holes_per_point: int = 8
+    rotate_share: float = 0.0
     energy_members: int = 4
     energy_steps: int = 1000
     stack: int = 1
@@ -178,6 +183,9 @@ class SearchSettings(ValidatedSettings):
             0,
         )
         self._require_positive(("growth",))
+        share = self.rotate_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise InvalidArgument(f"rotate_share must be a number in [0, 1], got {share!r}")
         if not isinstance(self.cross_seed, bool):
             raise InvalidArgument(f"cross_seed must be True or False, got {self.cross_seed!r}")
 
@@ -285,6 +293,44 @@ def _min_chord(X, col):
     return jnp.sqrt(jnp.maximum(jnp.min(_chords2(X, col)), 0.0))
 
 
+# The rim of a rotated cap moves by this many spacing angles sqrt(4 pi / K) (uniform, either sense):
+# about one place along the rim, so that the contacts across it change (docs/results.md).
+ROTATION_SHIFT = (0.7, 1.5)
+
+
+def rotate_cap(key: jax.Array, X: jax.Array, col: jax.Array) -> jax.Array:
+    """A collective move: rotate the cap of the n points nearest a random point c of the code
+    (n uniform in 4..max(5, K // 4)) about c (in a random plane orthogonal to c; on S^2 about the
+    axis c), by the angle that moves the cap's rim by u spacing angles sqrt(4 pi / K) (u uniform in
+    :data:`ROTATION_SHIFT`, either sense; the sine of the cap's radius taken as at least 0.3). The
+    chords inside the cap and outside it are kept; those across its rim change.
+
+    Args:
+      key: a ``jax.random`` key.
+      X: (d, K_max) unit columns, d >= 3.
+      col: (K_max,) bool, the real points (the others stay put).
+
+    Returns:
+      The moved configuration (d, K_max).
+    """
+    d = X.shape[0]
+    K = jnp.sum(col)
+    k_c, k_n, k_u, k_sign, k_plane = jax.random.split(key, 5)
+    c = X[:, jax.random.randint(k_c, (), 0, K)]
+    cos = jnp.where(col, c @ X, -2.0)
+    n = jax.random.randint(k_n, (), 4, jnp.maximum(5, K // 4) + 1)
+    edge = -jnp.sort(-cos)[n - 1]  # the cosine of the cap's radius
+    radius = jnp.arccos(jnp.clip(edge, -1.0, 1.0))
+    u = jax.random.uniform(k_u, (), X.dtype, *ROTATION_SHIFT)
+    u = u * jnp.where(jax.random.uniform(k_sign) < 0.5, -1, 1)
+    phi = u * jnp.sqrt(4 * jnp.pi / K) / jnp.maximum(jnp.sin(radius), 0.3)
+    P = jax.random.normal(k_plane, (d, 2), X.dtype)
+    q, _ = jnp.linalg.qr(P - c[:, None] * (c @ P)[None, :])  # the plane of the rotation
+    a, b = q[:, 0] @ X, q[:, 1] @ X
+    Y = X + (jnp.cos(phi) - 1) * (q[:, :1] * a + q[:, 1:] * b) + jnp.sin(phi) * (q[:, 1:] * a - q[:, :1] * b)
+    return jnp.where(col & (cos >= edge), normalize_columns(Y), X)
+
+
 RIESZ_EXPONENTS = (2.0, 6.0, 12.0, 24.0, 48.0, 96.0)
 
 
@@ -383,9 +429,15 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         X, _ = jax.lax.fori_loop(0, max_moves, body, (X, k_loop))
         return X
 
+    def any_move(key, X, col):
+        if d != 3 or not s.rotate_share:
+            return move(key, X, col)
+        k_which, k = jax.random.split(key)
+        return jax.lax.cond(jax.random.uniform(k_which) < s.rotate_share, rotate_cap, move, k, X, col)
+
     def member_round(key, X, c, temps, col):
         k_move, k_growth = jax.random.split(key)
-        Y = move(k_move, X, col)
+        Y = any_move(k_move, X, col)
         if s.relax_steps and not exact:
             Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)), col)
         Y = finish(Y, temps, col)
