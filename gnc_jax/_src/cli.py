@@ -84,30 +84,27 @@ def _int_at_least(name: str, lo: int):
     return conv
 
 
-def _positive_float(name: str):
+def _number(name: str, valid, requirement: str):
+    """An argparse type: a float that ``valid`` accepts, else a usage error naming --name."""
+
     def conv(text):
         try:
             v = float(text)
         except ValueError:
             raise UsageError(f"--{name} must be a number, got {text!r}") from None
-        if not math.isfinite(v) or v <= 0:
-            raise UsageError(f"--{name} must be a finite number > 0, got {text}")
+        if not valid(v):
+            raise UsageError(f"--{name} must be {requirement}, got {text}")
         return v
 
     return conv
+
+
+def _positive_float(name: str):
+    return _number(name, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
 
 
 def _fraction(name: str):
-    def conv(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise UsageError(f"--{name} must be a number, got {text!r}") from None
-        if not 0 <= v <= 1:
-            raise UsageError(f"--{name} must be in [0, 1], got {text}")
-        return v
-
-    return conv
+    return _number(name, lambda v: 0 <= v <= 1, "in [0, 1]")
 
 
 def _grid_arguments(parser, problems) -> None:
