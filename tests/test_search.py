@@ -354,6 +354,17 @@ def test_energy_continuation_finds_the_e8_root_system():
         assert all(np.bincount(row, minlength=4).tolist() == [1, 56, 126, 56] for row in nearest)
 
 
+def test_one_energy_member_starts_from_distinct_random_points():
+    # A population of one is a (1, d, K) stack whose columns are each drawn on the sphere (not
+    # normalised across the one member, which sent every entry to +-1 and made points coincide):
+    # from one start, energy continuation at K = 12 reaches the icosahedron, arccos(1/sqrt 5).
+    (W,) = energy_codes(3, 12, jax.random.key(0), SearchSettings(energy_members=1))
+    G = W.T @ W
+    assert np.degrees(np.arccos(np.max(G[~np.eye(12, dtype=bool)]))) == pytest.approx(
+        np.degrees(np.arccos(1 / np.sqrt(5))), abs=1e-7
+    )
+
+
 @pytest.mark.slow
 def test_the_cross_seeded_softmax_code_is_the_600_cell():
     # d = 4, K = 120 with a tiny budget: the softmax-code annealer alone misses the 600-cell; with

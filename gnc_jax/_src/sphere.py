@@ -12,8 +12,10 @@ import numpy as np
 
 
 def normalize_columns(W: jax.Array) -> jax.Array:
-    """Project each column onto the unit sphere (the retraction of OB(d, K))."""
-    return W / jnp.linalg.norm(W, axis=0, keepdims=True)
+    """Project each column onto the unit sphere (the retraction of OB(d, K)).
+
+    W has shape (..., d, K): a stack of configurations normalises each of its own columns."""
+    return W / jnp.linalg.norm(W, axis=-2, keepdims=True)
 
 
 def random_points(key: jax.Array, d: int, K: int, dtype=jnp.float64) -> jax.Array:
@@ -22,8 +24,9 @@ def random_points(key: jax.Array, d: int, K: int, dtype=jnp.float64) -> jax.Arra
 
 
 def tangent_project(W: jax.Array, G: jax.Array) -> jax.Array:
-    """Project an ambient direction G onto the tangent space of OB(d, K) at W, column by column."""
-    return G - W * jnp.sum(W * G, axis=0, keepdims=True)
+    """Project an ambient direction G onto the tangent space of OB(d, K) at W, column by column
+    (shapes (..., d, K), as in ``normalize_columns``)."""
+    return G - W * jnp.sum(W * G, axis=-2, keepdims=True)
 
 
 def tangent_bases(W):
