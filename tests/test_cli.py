@@ -289,8 +289,8 @@ def test_time_limit_prints_progress_and_returns_a_certified_code():
 def test_search_options_reach_the_search_settings():
     from gnc_jax._src.cli import build_parser, settings_from_options
 
-    argv = ["solve", "tammes", "--d", "3", "--K", "16", "--search-rotate-share", "0.5"]
+    argv = ["solve", "tammes", "--d", "3", "--K", "16", "--search-rotate-share", "0.25"]
     args = build_parser().parse_args(argv)
     assert settings_from_options("tammes", {"search_rotate_share": args.search_rotate_share})["search"] == (
-        gnc_jax.SearchSettings(rotate_share=0.5)
+        gnc_jax.SearchSettings(rotate_share=0.25)
     )

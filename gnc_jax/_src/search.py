@@ -152,7 +152,7 @@ class SearchSettings(ValidatedSettings):
     growth: float = 0.01
     symmetric_starts: int = 32
     holes_per_point: int = 8
-    rotate_share: float = 0.0
+    rotate_share: float = 0.5
     energy_members: int = 4
     energy_steps: int = 1000
     stack: int = 1
