@@ -286,11 +286,21 @@ def test_time_limit_prints_progress_and_returns_a_certified_code():
     assert row["min_angle_deg"] >= best - 1e-9 and row["restarts"] == 4
 
 
-def test_search_options_reach_the_search_settings():
-    from gnc_jax._src.cli import build_parser, settings_from_options
+def test_every_search_option_reaches_the_search_settings():
+    # Through the command's own path (the options it collects, then the settings): each --search-*
+    # flag of `solve` sets its SearchSettings field to the value given, none is dropped (a flag that
+    # parsed but never reached the search would change nothing, silently), and a value equal to a
+    # falsy 0 is kept.
+    from gnc_jax._src.cli import _solver_options, build_parser, settings_from_options
 
-    argv = ["solve", "tammes", "--d", "3", "--K", "16", "--search-rotate-share", "0.25"]
-    args = build_parser().parse_args(argv)
-    assert settings_from_options("tammes", {"search_rotate_share": args.search_rotate_share})["search"] == (
-        gnc_jax.SearchSettings(rotate_share=0.25)
-    )
+    given = {"rounds": 3, "work_per_member": 100, "population": 8, "stack": 2, "rotate_share": 0.0}
+    parser = build_parser()
+    solve = parser._subparsers._group_actions[0].choices["solve"]
+    flags = {o for a in solve._actions for o in a.option_strings if o.startswith("--search-")}
+    assert flags == {"--search-" + k.replace("_", "-") for k in given}
+    argv = ["solve", "tammes", "--d", "3", "--K", "16"]
+    for k, v in given.items():
+        argv += ["--search-" + k.replace("_", "-"), str(v)]
+    search = settings_from_options("tammes", _solver_options(parser.parse_args(argv)))["search"]
+    assert search == gnc_jax.SearchSettings(**given)
+    assert all(getattr(gnc_jax.SearchSettings(), k) != v for k, v in given.items())

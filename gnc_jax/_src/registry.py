@@ -15,7 +15,13 @@ from gnc_jax._src.errors import InvalidArgument
 
 # The global search's settings the CLI takes (gnc_jax._src.search.SearchSettings, as search_<field>),
 # and with time_limit the options of the Tammes and softmax-code families only.
-SEARCH_SETTINGS = ("search_rounds", "search_population", "search_work_per_member", "search_stack")
+SEARCH_SETTINGS = (
+    "search_rounds",
+    "search_population",
+    "search_work_per_member",
+    "search_stack",
+    "search_rotate_share",
+)
 SEARCH_OPTIONS = ("time_limit", *SEARCH_SETTINGS)
 
 
