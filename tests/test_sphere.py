@@ -1,4 +1,5 @@
-"""Primitives on OB(d, K): the tangent bases shared by the host polish and the interior-point solve."""
+"""Primitives on OB(d, K): the tangent bases shared by the host polish and the interior-point solve, and
+the per-column normalisation and tangent projection of a stack of configurations."""
 
 from __future__ import annotations
 
