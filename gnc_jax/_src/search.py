@@ -689,7 +689,9 @@ class _Pair:
         since = after[max(0, len(after) - 1 - p)]
         recent_gain = (after[-1] - since) / since if len(after) > 1 else float("nan")
         try:
-            if not self.history:  # the history ends at the result
+            # The history ends at the result (a new population drawn after the last round's line
+            # may have raised it).
+            if not self.history or self.history[-1][2] != angle_deg(self.best):
                 self.report()
         except KeyboardInterrupt:  # while the line was written: the result stands
             self.stopped_by = "interrupt"
