@@ -295,7 +295,7 @@ def test_every_search_option_reaches_the_search_settings():
 
     given = {"rounds": 3, "work_per_member": 100, "population": 8, "stack": 2, "rotate_share": 0.0}
     parser = build_parser()
-    solve = parser._subparsers._group_actions[0].choices["solve"]
+    solve = next(a for a in parser._actions if a.dest == "command").choices["solve"]  # as in test_registry
     flags = {o for a in solve._actions for o in a.option_strings if o.startswith("--search-")}
     assert flags == {"--search-" + k.replace("_", "-") for k in given}
     argv = ["solve", "tammes", "--d", "3", "--K", "16"]
