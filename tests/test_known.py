@@ -24,6 +24,8 @@ def test_a_known_code_is_the_proven_optimum_where_one_is_known():
         assert np.degrees(np.arccos(G[~np.eye(K, dtype=bool)].max())) == pytest.approx(
             code.min_angle_deg, abs=1e-9
         )
+        # a closed form where a proof gives one (the icosahedron, the snub cube), none at K = 14
+        assert (str(code.status) == "optimal") == (K != 14)
     rho, _ = gnc_jax.theory.softmax_code_closed_form(5, 6)  # the simplex (Theorem 3.3)
     code = gnc_jax.known_code("softmax-code", 5, 6)
     assert code.rho_one_vs_rest == pytest.approx(rho, abs=1e-12) and str(code.status) == "optimal"

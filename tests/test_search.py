@@ -110,8 +110,10 @@ def test_snub_cube_through_the_default_api():
     row = next(r for r in known_tammes() if (r["d"], r["K"]) == (3, 24))
     s = gnc_jax.solve_tammes(3, 24, seed=0, search=SearchSettings(population=8, rounds=10))
     assert s.min_angle_deg == pytest.approx(row["angle"], abs=1e-6)
-    # stationary: no decrease float64 resolves within a trust radius >= sqrt(eps) (residual: a rate)
-    assert s.restarts == 8 and s.status == "stationary" and s.residual <= 2.4e-7
+    # optimal: Robinson's proof makes the snub cube's closed form the optimum (residual: the gap to it)
+    best = gnc_jax.theory.tammes_closed_form(3, 24)
+    assert s.restarts == 8 and s.status == "optimal" and abs(s.residual) <= 1e-12
+    assert s.max_cos == pytest.approx(best, abs=1e-12)
 
 
 @pytest.mark.slow

@@ -85,7 +85,7 @@ def test_tammes_closed_forms_match_the_proven_reference_rows():
             assert row["proven"], row  # a closed form is only given where a proof exists
             assert value == pytest.approx(row["cos"], abs=1e-12), row
             checked.add((row["d"], row["K"]))
-    assert {(3, 12), (4, 120), (5, 16)} <= checked
+    assert {(3, 7), (3, 8), (3, 9), (3, 11), (3, 12), (3, 24), (4, 120), (5, 16)} <= checked
 
 
 def e8_roots() -> np.ndarray:

@@ -110,7 +110,10 @@ def softmax_code_closed_form(d: int, K: int) -> tuple[float, np.ndarray] | None:
 def tammes_closed_form(d: int, K: int) -> float | None:
     """The optimal max-cosine min_W max_{i != j} <w_i, w_j> of the Tammes problem (eq. 11) where a
     proof gives it in closed form: K <= d + 1, -1/(K-1) (simplex); d + 1 < K <= 2d, 0 (Rankin 1955);
-    d = 2, cos(2 pi / K); d = 3, K = 12, 1/sqrt(5) (the icosahedron, Fejes Toth 1943); d = 4,
+    d = 2, cos(2 pi / K); d = 3: K = 7, sin(pi/18) / (1 - sin(pi/18)), K = 8, (2 sqrt 2 - 1) / 7 (the
+    square antiprism) and K = 9, 1/3 (Schuette and van der Waerden 1951), K = 11 and 12, 1/sqrt(5)
+    (the icosahedron, less a point at K = 11: Fejes Toth 1943, Danzer 1963), K = 24, 1 - 2 (2 - t) /
+    (3 - t) with t the tribonacci constant (the snub cube, Robinson 1961); d = 4,
     K = 120, (1 + sqrt 5) / 4 (the 600-cell, Andreev 1999); and the sharp codes that attain
     Levenshtein's bound (Levenshtein 1979, Odlyzko and Sloane 1979): (5, 16), 1/5 (the 5-demicube);
     (6, 27), 1/4 (the Schlaefli configuration); (7, 56), 1/3 (from E7); (8, 240), 1/2 (E8's roots).
@@ -132,8 +135,16 @@ def tammes_closed_form(d: int, K: int) -> float | None:
         return 0.0
     if d == 2:
         return math.cos(2 * math.pi / K)
+    sin10 = math.sin(math.pi / 18)
+    root = 3 * math.sqrt(33)
+    t = (1 + (19 + root) ** (1 / 3) + (19 - root) ** (1 / 3)) / 3  # the real root of t^3 = t^2 + t + 1
     return {
+        (3, 7): sin10 / (1 - sin10),
+        (3, 8): (2 * math.sqrt(2) - 1) / 7,
+        (3, 9): 1 / 3,
+        (3, 11): 1 / math.sqrt(5),
         (3, 12): 1 / math.sqrt(5),
+        (3, 24): 1 - 2 * (2 - t) / (3 - t),
         (4, 120): (1 + math.sqrt(5)) / 4,
         (5, 16): 1 / 5,
         (6, 27): 1 / 4,
