@@ -107,6 +107,26 @@ def softmax_code_closed_form(d: int, K: int) -> tuple[float, np.ndarray] | None:
     return None
 
 
+_SIN10 = math.sin(math.pi / 18)
+# The tribonacci constant, the real root of t^3 = t^2 + t + 1 (Cardano).
+_TRIBONACCI = (1 + (19 + 3 * math.sqrt(33)) ** (1 / 3) + (19 - 3 * math.sqrt(33)) ** (1 / 3)) / 3
+# The proven optimal max-cosines of :func:`tammes_closed_form` outside its families (its docstring
+# names each proof).
+_PROVEN_TAMMES = {
+    (3, 7): _SIN10 / (1 - _SIN10),
+    (3, 8): (2 * math.sqrt(2) - 1) / 7,
+    (3, 9): 1 / 3,
+    (3, 11): 1 / math.sqrt(5),
+    (3, 12): 1 / math.sqrt(5),
+    (3, 24): 1 - 2 * (2 - _TRIBONACCI) / (3 - _TRIBONACCI),
+    (4, 120): (1 + math.sqrt(5)) / 4,
+    (5, 16): 1 / 5,
+    (6, 27): 1 / 4,
+    (7, 56): 1 / 3,
+    (8, 240): 1 / 2,
+}
+
+
 def tammes_closed_form(d: int, K: int) -> float | None:
     """The optimal max-cosine min_W max_{i != j} <w_i, w_j> of the Tammes problem (eq. 11) where a
     proof gives it in closed form: K <= d + 1, -1/(K-1) (simplex); d + 1 < K <= 2d, 0 (Rankin 1955);
@@ -135,22 +155,7 @@ def tammes_closed_form(d: int, K: int) -> float | None:
         return 0.0
     if d == 2:
         return math.cos(2 * math.pi / K)
-    sin10 = math.sin(math.pi / 18)
-    root = 3 * math.sqrt(33)
-    t = (1 + (19 + root) ** (1 / 3) + (19 - root) ** (1 / 3)) / 3  # the real root of t^3 = t^2 + t + 1
-    return {
-        (3, 7): sin10 / (1 - sin10),
-        (3, 8): (2 * math.sqrt(2) - 1) / 7,
-        (3, 9): 1 / 3,
-        (3, 11): 1 / math.sqrt(5),
-        (3, 12): 1 / math.sqrt(5),
-        (3, 24): 1 - 2 * (2 - t) / (3 - t),
-        (4, 120): (1 + math.sqrt(5)) / 4,
-        (5, 16): 1 / 5,
-        (6, 27): 1 / 4,
-        (7, 56): 1 / 3,
-        (8, 240): 1 / 2,
-    }.get((d, K))
+    return _PROVEN_TAMMES.get((d, K))
 
 
 def bounds_applicable(d: int, K: int) -> bool:
