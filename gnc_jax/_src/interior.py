@@ -25,8 +25,6 @@ which the log-sum-exp finish leaves too noisy and the SLP polish is too slow to 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
@@ -101,39 +99,35 @@ def _newton_direction(X, s, lam, tau, reg, col):
     return du, ds, dlam, finite, B
 
 
-class InteriorState(NamedTuple):
-    """The iterate of :func:`interior_steps`: the configuration, the bound s on the cosines, the
-    multipliers, the barrier parameter tau and the regulariser."""
+def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3, col=None) -> jax.Array:
+    """The configuration after ``iterations`` primal-dual steps toward the local optimum near X.
 
-    X: jax.Array
-    s: jax.Array
-    lam: jax.Array
-    tau: jax.Array
-    reg: jax.Array
+    Pure and traceable (a ``lax.scan`` of fixed length: vmap it over a population). It starts at
+    s = max cos + ``start_gap`` (1 - max cos), every multiplier tau / g, tau such that they sum to
+    1. Each step lowers the barrier merit, not necessarily the largest cosine: judge the result by
+    its exact minimum chord (it may end below the X it was given).
 
-
-def interior_start(X: jax.Array, start_gap: float = 2e-3, col=None) -> InteriorState:
-    """The starting iterate at X: s = max cos + ``start_gap`` (1 - max cos), every multiplier tau / g,
-    tau such that they sum to 1 (arguments as for :func:`interior_point`)."""
-    col = jnp.ones(X.shape[1], bool) if col is None else col
+    Args:
+      X: (d, K) unit columns, float64.
+      iterations: Newton steps.
+      start_gap: the starting slack of the largest cosine, relative to 1 - max cos.
+      col: (K,) bool, the real points (None: all); the others are padding, constrain nothing and
+        stay where they are (pairs of several sizes stacked in one program).
+    """
+    K = X.shape[1]
+    n_pairs = K * (K - 1) / 2 if col is None else jnp.sum(_pairs(col, True))  # a constant if it can be
+    col = jnp.ones(K, bool) if col is None else col
     off = _pairs(col, False)
     max_cos = jnp.max(jnp.where(off, X.T @ X, -2.0))
     s = max_cos + start_gap * (1.0 - max_cos)
     g = jnp.where(off, s - X.T @ X, 1.0)
     tau = 1.0 / (0.5 * jnp.sum(jnp.where(off, 1.0 / g, 0.0)))
-    return InteriorState(X, s, jnp.where(off, tau / g, 0.0), tau, jnp.asarray(1e-10, X.dtype))
+    lam = jnp.where(off, tau / g, 0.0)
+    lengths = jnp.asarray(STEP_LENGTHS, X.dtype)
+    upper = _pairs(col, True)
 
-
-def interior_steps(state: InteriorState, iterations: int, col=None) -> InteriorState:
-    """``iterations`` more primal-dual steps from ``state`` (a ``lax.scan``; see :func:`interior_point`)."""
-    K = state.X.shape[1]
-    n_pairs = K * (K - 1) / 2 if col is None else jnp.sum(_pairs(col, True))  # a constant if it can be
-    col = jnp.ones(K, bool) if col is None else col
-    off, upper = _pairs(col, False), _pairs(col, True)
-    lengths = jnp.asarray(STEP_LENGTHS, state.X.dtype)
-
-    def step(state, _):
-        X, s, lam, tau, reg = state
+    def step(carry, _):
+        X, s, lam, tau, reg = carry
         du, ds, dlam, finite, B = _newton_direction(X, s, lam, tau, reg, col)
         du, ds, dlam = (jnp.where(finite, v, 0.0) for v in (du, ds, dlam))
         merit, g = _merit(X, s, tau, col)
@@ -155,26 +149,7 @@ def interior_steps(state: InteriorState, iterations: int, col=None) -> InteriorS
         mean_gap = jnp.sum(jnp.where(upper, lam * _slacks(X, s, col), 0.0)) / n_pairs
         tau = jnp.where(taken & (length > 0.3), jnp.maximum(0.1 * mean_gap, 1e-15), tau)
         reg = jnp.where(taken, jnp.maximum(reg / 10, 1e-14), jnp.minimum(reg * 100, 1e2))
-        return InteriorState(X, s, lam, tau, reg), None
+        return (X, s, lam, tau, reg), None
 
-    return jax.lax.scan(step, state, None, length=iterations)[0]
-
-
-def interior_point(X: jax.Array, iterations: int, start_gap: float = 2e-3, col=None) -> jax.Array:
-    """The configuration after ``iterations`` primal-dual steps toward the local optimum near X.
-
-    Pure and traceable (a ``lax.scan`` of fixed length: vmap it over a population). It starts at
-    s = max cos + ``start_gap`` (1 - max cos), every multiplier tau / g, tau such that they sum to
-    1 (:func:`interior_start`). Each step lowers the barrier merit, not necessarily the largest
-    cosine: judge the result by its exact minimum chord (it may end below the X it was given).
-    The steps can be split (:func:`interior_steps`): the search screens a population with a few and
-    continues its most promising members.
-
-    Args:
-      X: (d, K) unit columns, float64.
-      iterations: Newton steps.
-      start_gap: the starting slack of the largest cosine, relative to 1 - max cos.
-      col: (K,) bool, the real points (None: all); the others are padding, constrain nothing and
-        stay where they are (pairs of several sizes stacked in one program).
-    """
-    return interior_steps(interior_start(X, start_gap, col), iterations, col).X
+    (X, *_), _ = jax.lax.scan(step, (X, s, lam, tau, jnp.asarray(1e-10, X.dtype)), None, length=iterations)
+    return X

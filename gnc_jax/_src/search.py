@@ -50,7 +50,7 @@ from gnc_jax._src.process import CompiledAhead, cpu_cores, float64, one_at_a_tim
 from gnc_jax._src.driver import ValidatedSettings, geometric, retract, riemannian_adam, run_schedule
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import tammes_margin, validate_configuration
-from gnc_jax._src.interior import interior_point, interior_start, interior_steps
+from gnc_jax._src.interior import interior_point
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.runner import bucket_size, time_limit_seconds
 from gnc_jax._src.sphere import normalize_columns
@@ -112,12 +112,6 @@ class SearchSettings(ValidatedSettings):
         decides which local optimum the interior-point solve reaches; the selection after each
         round moves the better configurations between the halves.
       interior_iters: Newton steps of the interior-point finish for d <= ``interior_max_d``; 0 none.
-      interior_screen: in a round, every member gets this many of those Newton steps, then only the
-        ``interior_share`` of the members whose chord is largest against their own continue to
-        ``interior_iters`` (the others are judged as they are): a member that will beat its own
-        chord ranks at the top after a few steps, so the rest of the solve goes to those
-        (docs/results.md). 0, or not below ``interior_iters``: every member gets them all.
-      interior_share: the share of the members that continue after the screen.
       interior_max_d: the largest d with the interior-point finish (its Newton system has (d - 1) K
         unknowns; above, the relaxation and the anneal's exact chord judge).
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
@@ -166,8 +160,6 @@ class SearchSettings(ValidatedSettings):
     max_K: int = 512
     cross_seed: bool = True
     interior_iters: int = 80
-    interior_screen: int = 10
-    interior_share: float = 0.25
     interior_max_d: int = 3
 
     def __post_init__(self):
@@ -184,7 +176,6 @@ class SearchSettings(ValidatedSettings):
                 "energy_members",
                 "symmetric_starts",
                 "interior_iters",
-                "interior_screen",
                 "interior_max_d",
                 "relax_steps",
                 "long_finish_steps",
@@ -192,10 +183,9 @@ class SearchSettings(ValidatedSettings):
             0,
         )
         self._require_positive(("growth",))
-        for name in ("rotate_share", "interior_share"):
-            share = getattr(self, name)
-            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
-                raise InvalidArgument(f"{name} must be a number in [0, 1], got {share!r}")
+        share = self.rotate_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise InvalidArgument(f"rotate_share must be a number in [0, 1], got {share!r}")
         if not isinstance(self.cross_seed, bool):
             raise InvalidArgument(f"cross_seed must be True or False, got {self.cross_seed!r}")
 
@@ -218,20 +208,11 @@ class SearchSettings(ValidatedSettings):
         """The work budget of one pair, in member-steps: population x ``work_per_member`` x sqrt(K)."""
         return self.population_for(d, K) * self.work_per_member * K**0.5
 
-    def continued(self, R: int) -> int:
-        """Members of a population of R that continue after the screen (all of them without one)."""
-        screened = 0 < self.interior_screen < self.interior_iters
-        return min(R, max(1, int(np.ceil(self.interior_share * R)))) if screened else R
-
     def round_cost(self, d: int, K: int) -> float:
-        """Member-steps of one member's search round (relaxation, finish, interior-point solve),
-        averaged over the population (:attr:`interior_screen`)."""
-        if not self.exact_for(d):
-            return self.finish_cost(d, K) + self.relax_steps
-        R = self.population_for(d, K)
-        first = self.interior_screen if self.continued(R) < R else self.interior_iters
-        steps = first + self.continued(R) / R * (self.interior_iters - first)
-        return self.finish_cost(d, K) + newton_step_cost(d, K) * steps
+        """Member-steps of one member's search round (relaxation, finish, interior-point solve)."""
+        exact = self.exact_for(d)
+        newton = newton_step_cost(d, K) * self.interior_iters if exact else 0.0
+        return self.finish_cost(d, K) + (0 if exact else self.relax_steps) + newton
 
     def finish_cost(self, d: int, K: int) -> float:
         """The finish's steps per member, averaged over the population (:attr:`long_finish_steps`)."""
@@ -240,10 +221,8 @@ class SearchSettings(ValidatedSettings):
         return (self.finish_steps * (R - long) + self.long_finish_steps * long) / R
 
     def draw_cost(self, d: int, K: int) -> float:
-        """Member-steps of one member of a new population (its anneal and the whole interior-point
-        solve, or the relaxation)."""
-        exact = self.exact_for(d)
-        return self.init_steps + (newton_step_cost(d, K) * self.interior_iters if exact else self.relax_steps)
+        """Member-steps of one member of a new population (its anneal and interior-point solve)."""
+        return self.round_cost(d, K) - self.finish_cost(d, K) + self.init_steps
 
     def moves_for(self, K: int) -> int:
         return self.max_moves or max(6, K // 8)
@@ -398,9 +377,6 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         return run_schedule(value_and_grad, {"W": X}, opt, retract, temps, 0.5 * temps).params["W"]
 
     exact = s.exact_for(d)
-    continued = s.continued(R)
-    first = s.interior_screen if continued < R else s.interior_iters
-    better = lambda Y, X, col: jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
 
     def finish(X, temps, col):
         """The anneal, then (for d <= ``interior_max_d``) the interior-point solve to the local optimum;
@@ -408,22 +384,8 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         X = anneal(X, temps, col)
         if not exact:
             return X
-        return better(interior_point(X, s.interior_iters, col=col if masked else None), X, col)
-
-    def screened_solve(A, c, col):
-        """The interior-point finish of a round's annealed members A (R, d, K_max) whose chords were
-        c: ``interior_screen`` steps for all, the rest for the ``interior_share`` of them whose chord
-        then is largest against c (:attr:`SearchSettings.interior_screen`); per member the better of
-        the solve and A."""
-        cols = col if masked else None
-        state = jax.vmap(lambda X: interior_steps(interior_start(X, col=cols), first, cols))(A)
-        if continued < R:
-            top = jnp.argsort(-jax.vmap(_min_chord, (0, None))(state.X, col) / c)[:continued]
-            more = jax.vmap(lambda st: interior_steps(st, s.interior_iters - first, cols))(
-                jax.tree.map(lambda v: v[top], state)
-            )
-            state = jax.tree.map(lambda v, u: v.at[top].set(u), state, more)
-        return jax.vmap(better, (0, 0, None))(state.X, A, col)
+        Y = interior_point(X, s.interior_iters, col=col if masked else None)
+        return jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
 
     def energy(X, col):
         energy_and_grad = lambda p, e: jax.value_and_grad(lambda p: _log_riesz_energy(p["W"], e, col))(p)
@@ -473,13 +435,15 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         k_which, k = jax.random.split(key)
         return jax.lax.cond(jax.random.uniform(k_which) < s.rotate_share, rotate_cap, move, k, X, col)
 
-    def propose(key, X, c, temps, col):
-        """A member's move, (for d > ``interior_max_d``) relaxation and anneal."""
+    def member_round(key, X, c, temps, col):
         k_move, k_growth = jax.random.split(key)
         Y = any_move(k_move, X, col)
         if s.relax_steps and not exact:
             Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)), col)
-        return anneal(Y, temps, col)
+        Y = finish(Y, temps, col)
+        cy = _min_chord(Y, col)
+        better = cy > c
+        return jnp.where(better, Y, X), jnp.where(better, cy, c)
 
     @jax.jit
     def draw(key, proposals, proposed, given, col):
@@ -496,15 +460,12 @@ def _programs(d: int, K_max: int, s: SearchSettings):
     def slot_round(key, X, c, col):
         """One pair's round: every member moves and finishes, then the best eighth replaces the worst."""
         keys, n = jax.random.split(key, R), R - half
-        one = lambda temps: jax.vmap(lambda k, x, c: propose(k, x, c, temps, col))
-        Y = one(finish_temps)(keys[:n], X[:n], c[:n])
+        one = lambda temps: jax.vmap(lambda k, x, c: member_round(k, x, c, temps, col))
+        X0, c0 = one(finish_temps)(keys[:n], X[:n], c[:n])
         if half:
-            Y = jnp.concatenate([Y, one(long_temps)(keys[n:], X[n:], c[n:])])
-        if exact:
-            Y = screened_solve(Y, c, col)
-        cy = jax.vmap(_min_chord, (0, None))(Y, col)
-        gained = cy > c
-        X, c = jnp.where(gained[:, None, None], Y, X), jnp.where(gained, cy, c)
+            X1, c1 = one(long_temps)(keys[n:], X[n:], c[n:])
+            X0, c0 = jnp.concatenate([X0, X1]), jnp.concatenate([c0, c1])
+        X, c = X0, c0
         q = max(1, R // 8)
         order = jnp.argsort(-c)
         src = jnp.arange(R).at[order[R - q :]].set(order[:q])
