@@ -284,3 +284,26 @@ def test_xla_optimisation_levels_give_the_same_codes():
         values.append([float(v) for v in out.stdout.split()])
     np.testing.assert_allclose(values[0], values[1], rtol=0, atol=1e-9)
     assert abs(values[0][0] - 57.136703077578) < 1e-6  # the proven optimum at (3, 13), both levels
+
+
+def test_a_batched_lapack_program_runs_with_openblas_on_one_thread():
+    # During a program of one_at_a_time, the OpenBLAS whose LAPACK XLA:CPU calls runs on one thread
+    # (read from inside the program by a host callback); before and after, the caller's setting.
+    from threadpoolctl import ThreadpoolController
+
+    from gnc_jax._src.process import one_at_a_time
+
+    seen = []
+
+    def record(_):
+        seen.append({lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()})
+
+    def program(A):
+        jax.debug.callback(record, A)
+        return jnp.linalg.cholesky(A)
+
+    blas = ThreadpoolController().select(user_api="blas")
+    with blas.limit(limits=2):
+        one_at_a_time(jax.jit(program))(jnp.eye(3))
+        after = {lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()}
+    assert seen == [{1}] and after == {2}

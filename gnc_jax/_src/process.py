@@ -9,7 +9,11 @@
   two such calls at once, from two threads on a 2-core CPU (two pool workers), each wait for tasks
   that only the other's worker could run, forever. ``gnc-jax sweep`` with its default 2 workers hung
   that way at d = 7 (both workers blocked in ``lapack_dgesdd``); so did two threads calling
-  ``gnc_jax.separation`` on (8, 64) configurations (tests/test_process.py).
+  ``gnc_jax.separation`` on (8, 64) configurations (tests/test_process.py). Meanwhile OpenBLAS
+  runs on one thread (``threadpoolctl``, restored after the call): the matrices of a batch are small
+  (a few hundred rows), its threads only synchronise, and beside XLA's own pool, or another process,
+  they oversubscribe the cores; the interior-point solve of the Tammes search ran 1.5x faster alone
+  and 3x faster beside a second process (docs/results.md).
 * :class:`CompiledAhead` compiles a jitted program on a background thread before its first call:
   the search's programs and the certification of its code compile (about 16 s of a d = 3, K = 60
   Tammes solve on a 2-core CPU) while the cross-seeded solve and the symmetric starts run, which
@@ -88,14 +92,24 @@ def cpu_cores() -> int:
 _LAPACK_BATCHES = threading.RLock()
 
 
+@functools.cache
+def _blas_libraries():
+    """The BLAS libraries loaded in the process, scipy's OpenBLAS among them (whose LAPACK XLA:CPU
+    calls; importing ``scipy.linalg`` loads it)."""
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(user_api="blas")
+
+
 def one_at_a_time(program):
     """``program`` (a jitted function whose computation calls LAPACK on batches) run by one thread of
-    the process at a time, to completion (module docstring): the lock is held until its outputs are
-    ready."""
+    the process at a time, to completion, with OpenBLAS on one thread meanwhile (module docstring):
+    the lock and the limit are held until its outputs are ready."""
 
     @functools.wraps(program)
     def exclusive(*args, **kwargs):
-        with _LAPACK_BATCHES:
+        with _LAPACK_BATCHES, _blas_libraries().limit(limits=1):
             return jax.block_until_ready(program(*args, **kwargs))
 
     return exclusive
