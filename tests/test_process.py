@@ -293,17 +293,14 @@ def test_a_batched_lapack_program_runs_with_openblas_on_one_thread():
 
     from gnc_jax._src.process import one_at_a_time
 
+    threads = lambda: {lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()}
     seen = []
 
-    def record(_):
-        seen.append({lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()})
-
     def program(A):
-        jax.debug.callback(record, A)
+        jax.debug.callback(lambda _: seen.append(threads()), A)
         return jnp.linalg.cholesky(A)
 
-    blas = ThreadpoolController().select(user_api="blas")
-    with blas.limit(limits=2):
+    with ThreadpoolController().select(user_api="blas").limit(limits=2):
         one_at_a_time(jax.jit(program))(jnp.eye(3))
-        after = {lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()}
+        after = threads()
     assert seen == [{1}] and after == {2}

@@ -12,8 +12,8 @@
   ``gnc_jax.separation`` on (8, 64) configurations (tests/test_process.py). Meanwhile OpenBLAS
   runs on one thread (``threadpoolctl``, restored after the call): the matrices of a batch are small
   (a few hundred rows), its threads only synchronise, and beside XLA's own pool, or another process,
-  they oversubscribe the cores; the interior-point solve of the Tammes search ran 1.5x faster alone
-  and 3x faster beside a second process (docs/results.md).
+  they oversubscribe the cores (the interior-point solve of the Tammes search, measured in
+  docs/results.md).
 * :class:`CompiledAhead` compiles a jitted program on a background thread before its first call:
   the search's programs and the certification of its code compile (about 16 s of a d = 3, K = 60
   Tammes solve on a 2-core CPU) while the cross-seeded solve and the symmetric starts run, which
