@@ -57,14 +57,15 @@ def test_gradient_matches_finite_differences(name):
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 @pytest.mark.parametrize("t", [1.0, 1e-3])
 def test_smoothing_brackets_the_exact_max(name, t):
-    """max z <= t LSE(z / t) <= max z + t log(#terms); #terms = K(K-1)/2 if symmetric, else K(K-1)."""
+    """max z <= loss <= max z + t log(#terms); #terms = K(K-1)/2 if symmetric (the smoothing over
+    every ordered pair, less t log 2), else K(K-1)."""
     problem = get_problem(name)
     K = 10
     params, col_mask = _params(problem, 3, 3, K, d_max=4, K_max=16)
     offsets = problem.smoothing_offsets(col_mask)
     exact_max = -problem.score(params, col_mask)
     n_terms = K * (K - 1) // (2 if problem.symmetric else 1)
-    assert int(np.sum(np.isfinite(offsets))) == n_terms
+    assert int(np.sum(np.isfinite(offsets))) == K * (K - 1)
     loss = problem.loss(params, offsets, t)
     assert exact_max <= loss <= exact_max + t * np.log(n_terms) + 1e-15
 

@@ -40,6 +40,12 @@ def tammes_terms(params):
     return W.T @ W
 
 
+def tammes_pullback(params, P):
+    """The terms' VJP for a symmetric cotangent P: 2 W P, one product where autodiff of ``W.T @ W``
+    forms two (W P^T and W P)."""
+    return {"W": 2.0 * params["W"] @ P}
+
+
 def hardmax_terms(params, n: int = 1):
     """S[j, c] = <w_j - w_{k(c)}, h_c> for feature column c of class k(c) = c // n (class-major).
 
@@ -125,7 +131,9 @@ class Problem(NamedTuple):
     variables: tuple[str, ...]
     terms: Callable  # params -> (K, K) or (K, n K) matrix whose max over real entries is minimised
     term_grads: Callable  # (numpy params, rows, cols) -> {name: (m, d, columns)} gradients of those terms
-    symmetric: bool  # terms[i, j] == terms[j, i]: smooth over i < j only (half the exponentials)
+    # terms[i, j] == terms[j, i]: the smoothing runs over every i != j, less t log 2 (its value over
+    # i < j), so that the softmax of the terms is symmetric and ``pullback`` applies
+    symmetric: bool
     features_per_class: int = 0
     score_field: str = "rho_one_vs_rest"  # the certified measure it maximises (a Separation field)
     # The Tammes search's part: 'solution' (its code is the answer), 'candidate' (its code may start
@@ -134,6 +142,8 @@ class Problem(NamedTuple):
     # The features the polish starts from: 'solver' (the solver's own H), 'weights' (eq. 9 from the
     # QP's weights) or '' (none).
     features_start: str = ""
+    # symmetric terms: (params, P) -> the gradient of <P, terms> for a symmetric P (None: autodiff)
+    pullback: Callable | None = None
 
     def column_masks(self, col_mask) -> dict:
         """Real columns of every variable, from the (K,) mask of real classes."""
@@ -141,12 +151,12 @@ class Problem(NamedTuple):
             v: col_mask if v == "W" else jnp.repeat(col_mask, self.features_per_class) for v in self.variables
         }
 
-    def term_mask(self, col_mask, half: bool = False):
-        """Real entries of ``terms``: j != k(c), both real (with ``half``: i < j for symmetric terms)."""
+    def term_mask(self, col_mask):
+        """Real entries of ``terms``: j != k(c), both real."""
         mask = pair_mask(col_mask)
         if self.features_per_class > 1:
             mask = jnp.repeat(mask, self.features_per_class, axis=1)
-        return jnp.triu(mask, 1) if half and self.symmetric else mask
+        return mask
 
     def init(self, key, d, K, d_max, K_max, dtype):
         """Random W on OB(d, K) (padded to (d_max, K_max)); features, if any, start as random
@@ -168,29 +178,37 @@ class Problem(NamedTuple):
         return params, row_mask, col_mask
 
     def smoothing_offsets(self, col_mask):
-        """0 on the terms the smoothing runs over (real entries; i < j if symmetric), -inf
-        elsewhere. Computed once per schedule: an additive mask costs one add per term per step."""
-        return jnp.where(self.term_mask(col_mask, half=True), 0.0, -jnp.inf)
+        """0 on the terms the smoothing runs over (the real entries), -inf elsewhere. Computed once
+        per schedule: an additive mask costs one add per term per step."""
+        return jnp.where(self.term_mask(col_mask), 0.0, -jnp.inf)
+
+    def _lse_offset(self, t):
+        # a symmetric problem's smoothing over i != j counts every pair twice: t log 2 above i < j
+        return t * jnp.log(2.0) if self.symmetric else 0.0
 
     def loss(self, params, offsets, t):
         """t * LSE(terms / t) over the terms where ``offsets`` is 0 (see :meth:`smoothing_offsets`)."""
         z = self.terms(params) + offsets
-        return t * jax.nn.logsumexp(z / t)
+        return t * jax.nn.logsumexp(z / t) - self._lse_offset(t)
 
     def value_and_grad(self, params, offsets, t):
         """``loss`` and its gradient in ``params`` with one exponential per term.
 
         The gradient of t * LSE(z / t) in z is the softmax P of z / t, so the parameter gradient is
         the terms' VJP applied to P; autodiff through ``logsumexp`` would exponentiate twice, and
-        the exponentials are most of the cost of a step.
+        the exponentials are most of the cost of a step. For symmetric terms P is symmetric and
+        ``pullback`` forms the gradient with one product.
         """
-        terms, vjp = jax.vjp(self.terms, params)
+        if self.pullback is None:
+            terms, vjp = jax.vjp(self.terms, params)
+        else:
+            terms, vjp = self.terms(params), lambda P: (self.pullback(params, P),)
         z = terms + offsets
         m = jnp.max(z)
         e = jnp.exp((z - m) / t)
         total = jnp.sum(e)
         (grad,) = vjp(e / total)
-        return m + t * jnp.log(total), grad
+        return m + t * jnp.log(total) - self._lse_offset(t), grad
 
     def score(self, params, col_mask):
         """Exact objective to maximise: -max over the real entries of the terms."""
@@ -231,8 +249,7 @@ class Problem(NamedTuple):
         """:meth:`value_and_grad` over the real terms, computed in column blocks of width ``block``
         with a running maximum (the streaming log-sum-exp): nothing of size K x K is formed, so
         K = 10^5 fits where the (K, K) terms would take 80 GB in float64. Same loss and gradient as
-        :meth:`value_and_grad` with :meth:`smoothing_offsets` (a symmetric problem sums every pair
-        twice here and subtracts t log 2)."""
+        :meth:`value_and_grad` with :meth:`smoothing_offsets`."""
         W = params["W"]
         n = self.features_per_class
         blocks, terms_of, block_inputs, pad = self._term_blocks(params, col_mask, block)
@@ -249,9 +266,8 @@ class Problem(NamedTuple):
             rescale = jnp.exp((m - m_safe) / t)  # 0 while nothing was seen (m = -inf)
             e = jnp.exp((z - m_safe) / t)
             dW, dXb, dWown = vjp(e)
-            gW = gW * rescale + dW
-            if n:
-                gW = gW.at[:, own].add(dWown)
+            if n:  # symmetric terms (Tammes): W's part equals X's, 2 gX below, and is not formed
+                gW = (gW * rescale + dW).at[:, own].add(dWown)
             # block b's columns of X are still zero in gX: written once, here
             gX = jax.lax.dynamic_update_slice_in_dim(gX * rescale, dXb, b * block, axis=1)
             return (m_new, total * rescale + jnp.sum(e), gW, gX), None
@@ -263,7 +279,7 @@ class Problem(NamedTuple):
         loss = m + t * jnp.log(total)
         if n:
             return loss, {"W": gW / total, "H": gX / total}
-        return loss - t * jnp.log(2.0), {"W": (gW + gX) / total}
+        return loss - self._lse_offset(t), {"W": 2.0 * gX / total}
 
     def score_blocks(self, params, col_mask, block: int):
         """:meth:`score` in column blocks of width ``block`` (memory O(K block))."""
@@ -284,6 +300,7 @@ TAMMES = Problem(
     tammes_terms,
     tammes_term_grads,
     True,
+    pullback=tammes_pullback,
     score_field="min_angle_deg",
     search_role="solution",
 )
