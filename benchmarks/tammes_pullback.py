@@ -28,6 +28,19 @@ OUT = Path(__file__).resolve().parent / "results" / "tammes_pullback.json"
 AUTODIFF = TAMMES._replace(pullback=None)
 
 
+def pair_list(text: str) -> list[tuple[int, int]]:
+    """'3:130,64:1000' -> [(3, 130), (64, 1000)]; d >= 2 and K >= 2."""
+    try:
+        pairs = [tuple(int(v) for v in item.split(":")) for item in text.split(",")]
+    except ValueError:
+        pairs = []
+    if not pairs or any(len(p) != 2 or min(p) < 2 for p in pairs):
+        raise argparse.ArgumentTypeError(
+            f"expected d:K pairs with d, K >= 2, e.g. 3:130,64:1000; got {text!r}"
+        )
+    return pairs
+
+
 def step_of(problem, offsets):
     return jax.jit(jax.vmap(lambda W, t: problem.value_and_grad({"W": W}, offsets, t), (0, None)))
 
@@ -48,12 +61,13 @@ def seconds(steps, W, rounds: int = 5):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", default="3:130,16:1000,64:1000,512:2500,64:10000,512:10000")
+    parser.add_argument(
+        "--pairs", type=pair_list, default="3:130,16:1000,64:1000,512:2500,64:10000,512:10000"
+    )
     args = parser.parse_args()
     jax.config.update("jax_enable_x64", True)
     rows = []
-    for pair in args.pairs.split(","):
-        d, K = map(int, pair.split(":"))
+    for d, K in args.pairs:
         W = normalize_columns(jax.random.normal(jax.random.key(0), (d, K), jnp.float64))
         offsets = TAMMES.smoothing_offsets(jnp.ones(K, bool))
         steps = [step_of(problem, offsets) for problem in (AUTODIFF, TAMMES)]
