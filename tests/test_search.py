@@ -199,7 +199,9 @@ def test_cross_seeding_lifts_the_softmax_code_to_the_tammes_margin():
     # d = 3, K = 13: the softmax-code annealer alone (small budget) stays below the one-vs-rest
     # margin of the Tammes code (Musin-Tarasov, 57.1367031 deg); cross-seeded, it is not below it.
     solver = SolverSettings(restarts=4, hop_rounds=0, lp_polish_iters=0)
-    alone = gnc_jax.solve_softmax_code(3, 13, seed=0, solver=solver, search=SearchSettings(rounds=0))
+    alone = gnc_jax.solve_softmax_code(
+        3, 13, seed=0, solver=solver, search=SearchSettings(rounds=0, cross_seed=False)
+    )
     crossed = gnc_jax.solve_softmax_code(
         3, 13, seed=0, solver=solver, search=SearchSettings(population=8, rounds=10)
     )

@@ -420,11 +420,12 @@ def solve_pairs(
         ``SearchSettings(rounds=0)`` turns it off.
         Tammes pairs with K >= ``search.min_K`` are solved by the iterated hole search
         (:mod:`gnc_jax._src.search`) instead of the annealer; with ``search.cross_seed`` the
-        softmax-code annealer's code seeds each Tammes search, and softmax-code pairs with such K
-        are also solved as Tammes pairs (the same key, settings, time limit and ``initial``) and
-        start their polish from the Tammes code when its one-vs-rest margin is larger: the softmax
-        code reported is never below the margin of the code :func:`solve_tammes` returns for the
-        same arguments.
+        softmax-code annealer's code seeds each Tammes search, and softmax-code pairs are also
+        solved as Tammes pairs (the same key, settings, time limit and ``initial``): with such K
+        they start their polish from the Tammes code when its one-vs-rest margin is larger, with
+        other K the Tammes code is their start in place of the softmax-code annealer's. The
+        softmax code reported is never below the margin of the code :func:`solve_tammes` returns
+        for the same arguments.
       time_limit: seconds per searched pair (from when its search starts; pairs searched together,
         ``search_stack``, share the clock): its search stops after the round that spends them and
         returns the best configuration so far (anytime). Ctrl-C does the same.
@@ -466,9 +467,10 @@ def solve_pairs(
     searched = _search(req, candidates)
     tammes = _tammes_codes(req)
     solved = set(searched)
+    started = {i for i in tammes if not req.searched(req.pairs[i][1])}  # the Tammes anneal's codes
 
     def bucket_of(i):
-        if i in solved:
+        if i in solved or i in started:
             return (0, i)
         dd, kk = req.pairs[i]
         sized = req.solver.sized_for(dd, kk, runner.device_count())
@@ -479,6 +481,8 @@ def solve_pairs(
         dims = [req.pairs[i] for i in members]
         if members[0] in solved:
             out = _from_search(req, searched[members[0]], dims[0])
+        elif members[0] in started:
+            out = _from_tammes(tammes[members[0]])
         else:
             out = _compiled_solve(req, bucket, members, padded)
             for slot, i in enumerate(members):  # the Tammes solve of a candidate, cut short
@@ -487,10 +491,8 @@ def solve_pairs(
         sep = _certify(out.params, dims, out.K_max)
         # The caller's configurations and the Tammes code, where better, replace the solver's before
         # the polish, which can only improve them (a solved pair's candidates were its search's seeds).
-        others = [
-            [] if i in solved else [*candidates.get(i, ()), *([tammes[i].W] if i in tammes else [])]
-            for i in members
-        ]
+        beside = {i: [tammes[i].W] for i in tammes.keys() - started}  # the Tammes codes that compete
+        others = [[] if i in solved else [*candidates.get(i, ()), *beside.get(i, ())] for i in members]
         if _adopt_better(req.prob, out.params, sep, dims, others):
             sep = _certify(out.params, dims, out.K_max)
         if req.solver.lp_polish_iters:
@@ -558,7 +560,7 @@ def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
                 [req.pairs[i] for i in seeded],
                 key=req.key,
                 solver=req.solver.replace(lp_polish_iters=0, restarts=req.solver.restarts or 8),
-                search=req.search.replace(rounds=0),
+                search=req.search.replace(rounds=0, cross_seed=False),  # the softmax-code annealer's
             )
             for i, code in zip(seeded, codes):
                 candidates[i] = [*candidates.get(i, ()), code.W]
@@ -566,15 +568,17 @@ def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
 
 
 def _tammes_codes(req: _Request) -> dict[int, Solution]:
-    """For each softmax-code pair the search covers (``cross_seed``), the Tammes code that
-    :func:`solve_tammes` returns with the same key, settings, time limit and initial configurations:
-    a candidate of the pair, so that the softmax code reported is never below that code's one-vs-rest
-    margin (the polish can only raise it). {pair index: Tammes solution}."""
-    if req.prob.search_role != "candidate":
+    """For each softmax-code pair (with ``cross_seed``), the Tammes code that :func:`solve_tammes`
+    returns with the same key, settings, time limit and initial configurations, so that the softmax
+    code reported is never below that code's one-vs-rest margin (the polish can only raise it).
+    Where the search covers the pair, the code is a candidate beside the softmax-code annealer's;
+    elsewhere it is the pair's start: rho_one-vs-rest(W) >= 1 - max cos(W) (eq. 3 with h_k = w_k),
+    so the Tammes anneal is the softmax-code anneal with H tied to W: one product a step where the
+    untied anneal forms three (docs/results.md, "The softmax code from the Tammes anneal").
+    {pair index: Tammes solution}."""
+    if req.prob.search_role != "candidate" or not req.search.cross_seed:
         return {}
-    seeded = [i for i, (_, kk) in enumerate(req.pairs) if req.searched(kk)]
-    if not seeded:
-        return {}
+    seeded = range(len(req.pairs))
     codes = solve_pairs(
         "tammes",
         [req.pairs[i] for i in seeded],
@@ -636,6 +640,22 @@ def _from_search(req: _Request, found, pair) -> _Solved:
         hits=[found.hits],
         restarts=req.search.population_for(*pair),
         K_max=pair[1],
+    )
+
+
+def _from_tammes(sol: Solution) -> _Solved:
+    """A softmax-code pair started from its Tammes code (:func:`_tammes_codes`), as a bucket of one.
+    Its status is the Tammes solve's, except ``optimal``: that proves the Tammes optimum, not the
+    margin's (:func:`proven_status` decides the margin's)."""
+    status = Status.STALLED if sol.status == Status.OPTIMAL else sol.status
+    return _Solved(
+        params={"W": sol.W[None].copy()},
+        statuses=[status],
+        residual=np.array([sol.residual]),
+        notes=[f"Tammes code: {sol.status_note}" if sol.status_note else ""],
+        hits=[sol.hits],
+        restarts=sol.restarts,
+        K_max=sol.K,
     )
 
 

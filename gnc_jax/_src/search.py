@@ -128,7 +128,8 @@ class SearchSettings(ValidatedSettings):
         seeds the search with its code, and :func:`gnc_jax.solve_softmax_code` solves the pair as a
         Tammes pair with the same arguments and starts from that code when its margin is larger (the
         two problems' codes seed each other: at d = 4, K = 24 the softmax code is the 24-cell, which
-        the Tammes search misses).
+        the Tammes search misses); outside [min_K, max_K] that code is the softmax code's start, in
+        place of the softmax-code annealer's (False: the annealer's).
       stack: pairs of one dimension searched at once by :func:`gnc_jax.solve_pairs` (and
         ``gnc-jax sweep``), their populations stacked in one compiled round (:func:`search_stack`):
         pairs of one size bucket (:meth:`padded`), a default population divided among them.
