@@ -269,7 +269,7 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
     work = lambda z, d, K: z.restarts * z.schedule_steps * d * K * K
     for d, K in [(16, 600), (64, 1000), (128, 2000), (512, 10000)]:
         z = s.sized_for(d, K)
-        assert work(z, d, K) <= s.work_limit or (z.steps + z.polish_steps, z.hop_rounds) == (100, 0)
+        assert work(z, d, K) <= s.work_limit or (z.steps + z.polish_steps, z.hop_rounds) == (200, 0)
         assert z.restarts == 1 or z.schedule_steps == s.schedule_steps  # restarts go first
         assert z.hop_rounds == 0 or (z.steps, z.polish_steps) == (s.steps, s.polish_steps)  # then hops
     assert s.sized_for(16, 600) == s.replace(restarts=2)  # 2 x 9000 x 16 x 600^2 = 1.04e11
@@ -277,10 +277,10 @@ def test_the_work_limit_takes_restarts_then_hops_then_steps():
     assert s.sized_for(64, 1000) == s.replace(restarts=1, hop_rounds=0)
     z = s.sized_for(128, 2000)  # 2e11 / (128 * 2000^2) = 390 steps, 2 : 1 as the anneal and polish
     assert (z.restarts, z.hop_rounds, z.steps, z.polish_steps) == (1, 0, 260, 130)
-    floor = s.sized_for(512, 10000)  # 5.1e10 terms a step: the floor of 100 steps, 3.3 decades in all
-    assert (floor.steps, floor.polish_steps) == (67, 33)
-    assert floor.t_end == pytest.approx(0.1 * 10 ** (-67 / 30))
-    assert floor.polish_t_end == pytest.approx(floor.t_end * 10 ** (-33 / 30))
+    floor = s.sized_for(512, 10000)  # 5.1e10 terms a step: the floor of 200 steps, 3.3 decades in all
+    assert (floor.steps, floor.polish_steps) == (133, 67)
+    assert floor.t_end == pytest.approx(0.1 * 10 ** (-133 / 60))
+    assert floor.polish_t_end == pytest.approx(floor.t_end * 10 ** (-67 / 60))
     # 260 + 130 steps cover the floor's decades, denser (the full schedule would take 578 + 433 steps
     # there: 2000 steps over 9 decades, 1000 over 3)
     assert (z.t_end, z.polish_t_end) == (floor.t_end, floor.polish_t_end)
@@ -396,3 +396,27 @@ def test_outside_the_search_the_softmax_code_starts_from_the_tammes_anneal():
     np.testing.assert_array_equal(softmax.W, tammes.W)
     assert softmax.rho_one_vs_rest == pytest.approx(gnc_jax.softmax_code_margin(tammes.W), abs=1e-12)
     assert alone.rho_one_vs_rest < softmax.rho_one_vs_rest - 1e-2
+
+
+def test_the_softmax_code_from_its_tammes_code_is_certified_once(monkeypatch):
+    # (4, 600): above geometry.SCREEN_MIN_K the certification runs pair by pair. The softmax code
+    # started from its Tammes code certifies the configuration the Tammes solve has just certified:
+    # geometry.separation runs once, and the softmax code's numbers are those of a fresh call.
+    from gnc_jax._src import batch, geometry
+
+    real, calls = geometry.separation, []
+
+    def counted(W, directions=None):
+        calls.append(np.array(W))
+        return real(W, directions=directions)
+
+    monkeypatch.setattr(geometry, "separation", counted)
+    monkeypatch.setattr(batch, "_LAST_SEPARATION", [])
+    solver = SolverSettings(restarts=1, steps=20, polish_steps=10, hop_rounds=0, lp_polish_iters=0)
+    sol = gnc_jax.solve_softmax_code(4, 600, seed=0, solver=solver)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(calls[0], sol.W)
+    fresh = real(sol.W)
+    assert sol.rho_one_vs_rest == float(fresh.rho_one_vs_rest)
+    assert sol.rho_lower == float(fresh.rho_lower)
+    assert sol.max_cos == float(fresh.max_cos)

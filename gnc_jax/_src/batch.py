@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -180,7 +181,7 @@ def _certify(params, dims, K_max):
     for slot, (dd, kk) in enumerate(dims):
         H = params.get("H")
         dirs = H[slot, :dd, :kk] if H is not None and H.shape[-1] == W.shape[-1] else None
-        sep = jax.device_get(geometry.separation(W[slot, :dd, :kk], directions=dirs))
+        sep = _screened_separation(np.ascontiguousarray(W[slot, :dd, :kk]), dirs)
         pad = K_max - kk
         seps.append(
             sep._replace(
@@ -192,6 +193,23 @@ def _certify(params, dims, K_max):
         )
         weights.append(sep.weights)
     return jax.tree_util.tree_map(lambda *a: np.stack(a), *seps)._replace(weights=weights)
+
+
+_LAST_SEPARATION: list = []  # [(digest of W, its separation)]: the last one certified pair by pair
+
+
+def _screened_separation(W: np.ndarray, directions):
+    """``geometry.separation`` of one pair (no features: the last result kept). A softmax code
+    started from its Tammes code (:func:`_from_tammes`) certifies the configuration the Tammes
+    solve has just certified; at large K it is most of a minute (docs/results.md), not run twice."""
+    if directions is not None:
+        return jax.device_get(geometry.separation(W, directions=directions))
+    digest = (W.shape, W.dtype.str, hashlib.sha256(W.tobytes()).digest())
+    if _LAST_SEPARATION and _LAST_SEPARATION[0][0] == digest:
+        return _LAST_SEPARATION[0][1]
+    sep = jax.device_get(geometry.separation(W))
+    _LAST_SEPARATION[:] = [(digest, sep)]
+    return sep
 
 
 def _polish_bucket(problem, params, sep, dims, settings):

@@ -90,10 +90,10 @@ class ValidatedSettings:
 
 
 # A schedule shortened by the work limit keeps at least this many steps (anneal and polish together,
-# 2 : 1 as the defaults), and at least this many steps per decade of temperature: 100 steps cover
+# 2 : 1 as the defaults), and at least this many steps per decade of temperature: 200 steps cover
 # 0.1 -> 6e-4 -> 5e-5 rather than 0.1 -> 1e-10 -> 1e-13 (docs/decisions.md, "The annealer's work limit").
-MIN_SCHEDULE_STEPS = 100
-STEPS_PER_DECADE = 30
+MIN_SCHEDULE_STEPS = 200
+STEPS_PER_DECADE = 60
 
 # The default work limit per core of the device, in terms-steps (a CPU core, or a multiprocessor of
 # a GPU, did about 5e9 float64 terms a second here): 2e11 on the 2-core CPU, about 20 s of annealing
