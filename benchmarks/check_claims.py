@@ -114,6 +114,14 @@ def large_k_claim() -> str:
     )
 
 
+def face_default_claim() -> str:
+    row = next(r for r in _json("scale.json")["pairs"] if (r["d"], r["K"]) == (512, 10_000))["softmax-code"]
+    return (
+        f"(512, 10,000) softmax code with defaults: {math.ceil(row['wall_s'])} s, "
+        f"ρ ∈ [{down(row['rho_lower'], 6)}, {up(row['rho_upper'], 6)}], {up(row['peak_rss_gib'], 1)} GiB"
+    )
+
+
 def gpu_scale_claim() -> str:
     data = _json("scale_gpu.json")
     rows = {r["K"]: r["softmax-code"] for r in data["pairs"] if r["d"] == 512}
@@ -155,6 +163,7 @@ CLAIMS = (
     speed_claim,
     scale_claim,
     large_k_claim,
+    face_default_claim,
     gpu_scale_claim,
 )
 
