@@ -103,8 +103,12 @@ def scale_claim() -> str:
     )
 
 
+def _scale_row(d: int, K: int) -> dict:
+    return next(r for r in _json("scale.json")["pairs"] if (r["d"], r["K"]) == (d, K))
+
+
 def large_k_claim() -> str:
-    row = next(r for r in _json("scale.json")["pairs"] if (r["d"], r["K"]) == (64, 1000))
+    row = _scale_row(64, 1000)
     t, s = row["tammes"], row["softmax-code"]
     return (
         f"(64, 1000) in {math.ceil(t['wall_s'])} s (Tammes, max cos {up(t['max_cos'], 6)}) and "
@@ -115,7 +119,7 @@ def large_k_claim() -> str:
 
 
 def face_default_claim() -> str:
-    row = next(r for r in _json("scale.json")["pairs"] if (r["d"], r["K"]) == (512, 10_000))["softmax-code"]
+    row = _scale_row(512, 10_000)["softmax-code"]
     return (
         f"(512, 10,000) softmax code with defaults: {math.ceil(row['wall_s'])} s, "
         f"ρ ∈ [{down(row['rho_lower'], 6)}, {up(row['rho_upper'], 6)}], {up(row['peak_rss_gib'], 1)} GiB"

@@ -23,22 +23,10 @@ import numpy as np
 
 from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.sphere import normalize_columns
+from search_step_costs import pair_list  # beside this script: d:K pairs, checked by argparse
 
 OUT = Path(__file__).resolve().parent / "results" / "tammes_pullback.json"
 AUTODIFF = TAMMES._replace(pullback=None)
-
-
-def pair_list(text: str) -> list[tuple[int, int]]:
-    """'3:130,64:1000' -> [(3, 130), (64, 1000)]; d >= 2 and K >= 2."""
-    try:
-        pairs = [tuple(int(v) for v in item.split(":")) for item in text.split(",")]
-    except ValueError:
-        pairs = []
-    if not pairs or any(len(p) != 2 or min(p) < 2 for p in pairs):
-        raise argparse.ArgumentTypeError(
-            f"expected d:K pairs with d, K >= 2, e.g. 3:130,64:1000; got {text!r}"
-        )
-    return pairs
 
 
 def step_of(problem, offsets):

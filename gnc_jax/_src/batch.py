@@ -486,6 +486,7 @@ def solve_pairs(
     tammes = _tammes_codes(req)
     solved = set(searched)
     started = {i for i in tammes if not req.searched(req.pairs[i][1])}  # the Tammes anneal's codes
+    beside = {i: [tammes[i].W] for i in tammes.keys() - started}  # the Tammes codes that compete
 
     def bucket_of(i):
         if i in solved or i in started:
@@ -509,7 +510,6 @@ def solve_pairs(
         sep = _certify(out.params, dims, out.K_max)
         # The caller's configurations and the Tammes code, where better, replace the solver's before
         # the polish, which can only improve them (a solved pair's candidates were its search's seeds).
-        beside = {i: [tammes[i].W] for i in tammes.keys() - started}  # the Tammes codes that compete
         others = [[] if i in solved else [*candidates.get(i, ()), *beside.get(i, ())] for i in members]
         if _adopt_better(req.prob, out.params, sep, dims, others):
             sep = _certify(out.params, dims, out.K_max)
@@ -596,20 +596,19 @@ def _tammes_codes(req: _Request) -> dict[int, Solution]:
     {pair index: Tammes solution}."""
     if req.prob.search_role != "candidate" or not req.search.cross_seed:
         return {}
-    seeded = range(len(req.pairs))
     codes = solve_pairs(
         "tammes",
-        [req.pairs[i] for i in seeded],
+        req.pairs,
         key=req.key,
         solver=req.solver,
         search=req.search,
         time_limit=req.time_limit,
-        initial={req.pairs[i]: req.initial[i] for i in seeded if i in req.initial} or None,
+        initial={req.pairs[i]: configs for i, configs in req.initial.items()} or None,
         progress=req.progress,
         release_memory=req.release_memory,
         rattler_tol=req.rattler_tol,
     )
-    return dict(zip(seeded, codes))
+    return dict(enumerate(codes))
 
 
 def _seconds_before(i: int, searched: dict, tammes: dict) -> float:
