@@ -58,7 +58,7 @@ def main() -> None:
         if (d, K) in done:
             continue
         row = reference_row(d, K)
-        for problem in ("tammes", "softmax-code"):
+        for problem in ("tammes", "softmax-code"):  # the softmax code takes the Tammes codes just solved
             row[problem] = solved(problem, d, K, row["lp_max_cos_bound"])
         rows.append(row)
         args.out.write_text(json.dumps(rows, indent=1) + "\n")

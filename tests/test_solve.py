@@ -420,3 +420,41 @@ def test_the_softmax_code_from_its_tammes_code_is_certified_once(monkeypatch):
     assert sol.rho_one_vs_rest == float(fresh.rho_one_vs_rest)
     assert sol.rho_lower == float(fresh.rho_lower)
     assert sol.max_cos == float(fresh.max_cos)
+
+
+def test_a_softmax_code_takes_the_tammes_codes_just_solved_with_the_same_arguments(monkeypatch):
+    # K < 13: the softmax code starts from its Tammes code. Right after solve_tammes with the same
+    # arguments it takes that solve's codes instead of annealing them again, and its answer is the
+    # one it gives when nothing is kept; a changed W, seed or setting is solved afresh.
+    from gnc_jax._src import batch
+
+    real, annealed = batch._compiled_solve, []
+
+    def counted(req, *args):
+        annealed.append(req.prob.name)
+        return real(req, *args)
+
+    monkeypatch.setattr(batch, "_compiled_solve", counted)
+    monkeypatch.setattr(batch, "_LAST_TAMMES", [])
+    solver = SolverSettings(restarts=4, steps=60, polish_steps=20, hop_rounds=0)
+    fresh = gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)
+    assert annealed == ["tammes"]
+    gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)  # its own Tammes solve is not kept
+    assert annealed == ["tammes", "tammes"]
+    tammes = gnc_jax.solve_tammes(3, [5, 7], seed=0, solver=solver)
+    annealed.clear()
+    kept = gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)
+    assert annealed == []
+    for a, b in zip(kept, fresh):
+        np.testing.assert_array_equal(a.W, b.W)
+        assert (a.rho_one_vs_rest, a.rho_lower, a.status) == (b.rho_one_vs_rest, b.rho_lower, b.status)
+    gnc_jax.solve_softmax_code(3, [5, 7], seed=1, solver=solver)
+    gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver.replace(steps=61))
+    assert annealed == ["tammes", "tammes"]
+    gnc_jax.solve_tammes(3, [5, 7], seed=0, solver=solver)
+    tammes = batch._LAST_TAMMES[0][1]
+    tammes[0].W[:, 0] = tammes[0].W[:, 1]  # the caller changed a returned code
+    annealed.clear()
+    again = gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)
+    assert annealed == ["tammes"]
+    np.testing.assert_array_equal(again[0].W, fresh[0].W)

@@ -198,13 +198,18 @@ def _certify(params, dims, K_max):
 _LAST_SEPARATION: list = []  # [(digest of W, its separation)]: the last one certified pair by pair
 
 
+def _digest(W: np.ndarray) -> tuple:
+    """W's shape, dtype and SHA-256: equal digests, equal arrays."""
+    return W.shape, W.dtype.str, hashlib.sha256(np.ascontiguousarray(W).tobytes()).digest()
+
+
 def _screened_separation(W: np.ndarray, directions):
     """``geometry.separation`` of one pair (no features: the last result kept). A softmax code
     started from its Tammes code (:func:`_from_tammes`) certifies the configuration the Tammes
     solve has just certified; at large K it is most of a minute (docs/results.md), not run twice."""
     if directions is not None:
         return jax.device_get(geometry.separation(W, directions=directions))
-    digest = (W.shape, W.dtype.str, hashlib.sha256(W.tobytes()).digest())
+    digest = _digest(W)
     if _LAST_SEPARATION and _LAST_SEPARATION[0][0] == digest:
         return _LAST_SEPARATION[0][1]
     sep = jax.device_get(geometry.separation(W))
@@ -381,6 +386,14 @@ class _Request(NamedTuple):
         """One key per pair, derived from the pair itself: results do not depend on the batch."""
         return runner.instance_key(self.key, *self.pairs[i])
 
+    def fingerprint(self) -> tuple | None:
+        """What, with the problem, fixes the result bit for bit on one machine (None with a time
+        limit or ``initial``)."""
+        if self.time_limit is not None or self.initial:
+            return None
+        key = str(self.key.dtype), np.asarray(jax.random.key_data(self.key)).tobytes()
+        return tuple(self.pairs), key, self.solver, self.search, self.rattler_tol
+
     def searched(self, K: int) -> bool:
         """Whether the global search runs for a pair with K points."""
         role = self.prob.search_role
@@ -524,7 +537,10 @@ def solve_pairs(
             for slot, i in enumerate(members)
         ]
 
-    return runner.run_buckets(len(req.pairs), bucket_of, solve, finish, req.progress, f"solve {problem}")
+    sols = runner.run_buckets(len(req.pairs), bucket_of, solve, finish, req.progress, f"solve {problem}")
+    if req.prob.name == "tammes":
+        _keep_tammes(req, sols)
+    return sols
 
 
 def _request(
@@ -596,7 +612,8 @@ def _tammes_codes(req: _Request) -> dict[int, Solution]:
     {pair index: Tammes solution}."""
     if req.prob.search_role != "candidate" or not req.search.cross_seed:
         return {}
-    codes = solve_pairs(
+    kept = list(_LAST_TAMMES)
+    codes = _kept_tammes(req) or solve_pairs(
         "tammes",
         req.pairs,
         key=req.key,
@@ -608,7 +625,34 @@ def _tammes_codes(req: _Request) -> dict[int, Solution]:
         release_memory=req.release_memory,
         rattler_tol=req.rattler_tol,
     )
+    _LAST_TAMMES[:] = kept  # only the caller's own Tammes solves are kept
     return dict(enumerate(codes))
+
+
+_LAST_TAMMES: list = []  # [(fingerprint, solutions, digests of their W)]: the last Tammes solve
+
+
+def _keep_tammes(req: _Request, sols: list) -> None:
+    """Keep the caller's last Tammes solve whose result a rerun would repeat (no time limit,
+    ``initial`` or Ctrl-C), so that a softmax-code solve with the same arguments
+    (:func:`_tammes_codes`) takes its codes instead of solving them again (``make demo`` solves
+    both problems)."""
+    fingerprint = req.fingerprint()
+    interrupted = any("interrupt" in s.status_note for s in sols)
+    kept = fingerprint is not None and not interrupted
+    _LAST_TAMMES[:] = [(fingerprint, sols, [_digest(s.W) for s in sols])] if kept else []
+
+
+def _kept_tammes(req: _Request) -> list | None:
+    """The kept Tammes solve of the same pairs and arguments (its W unchanged since), with
+    ``wall_s`` 0: this call did not spend it. None if there is none."""
+    fingerprint = req.fingerprint()
+    if fingerprint is None or not _LAST_TAMMES or _LAST_TAMMES[0][0] != fingerprint:
+        return None
+    _, sols, digests = _LAST_TAMMES[0]
+    if [_digest(s.W) for s in sols] != digests:
+        return None
+    return [dataclasses.replace(s, wall_s=0.0) for s in sols]
 
 
 def _seconds_before(i: int, searched: dict, tammes: dict) -> float:

@@ -19,8 +19,8 @@ DEMO_SETTINGS = SolverSettings(restarts=32, hop_rounds=2)
 def run(out_dir: str, seed: int = 0, ds=DEMO_DS, Ks=DEMO_KS, solver=DEMO_SETTINGS) -> list[dict]:
     t0 = time.perf_counter()
     print(f"gnc-jax demo: d in {list(ds)}, K in {Ks[0]}..{Ks[-1]}, both problems", file=sys.stderr)
-    sc = batch.solve("softmax-code", list(ds), list(Ks), seed=seed, solver=solver)
     tm = batch.solve("tammes", list(ds), list(Ks), seed=seed, solver=solver)
+    sc = batch.solve("softmax-code", list(ds), list(Ks), seed=seed, solver=solver)  # starts from tm
     rows = []
     for a, b in zip(sc, tm):
         cf = theory.softmax_code_closed_form(a.d, a.K)
