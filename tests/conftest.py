@@ -28,6 +28,16 @@ DATA = Path(__file__).parent / "data"
 SEARCH_LEAN = SearchSettings(cross_seed=False, long_finish_steps=0, energy_members=0)
 
 
+@pytest.fixture(autouse=True)
+def _nothing_kept_between_tests(monkeypatch):
+    """Every test starts without the results a solve keeps for the next one (the last certification,
+    the last Tammes solve): a test's stand-ins must not reach another test, whatever the order."""
+    from gnc_jax._src import batch
+
+    monkeypatch.setattr(batch, "_LAST_SEPARATION", [])
+    monkeypatch.setattr(batch, "_LAST_TAMMES", [])
+
+
 def known_tammes():
     """Rows of the proven/best-known Tammes table (a copy of shared/reference/tammes_known.csv)."""
     with open(DATA / "tammes_known.csv") as f:

@@ -402,7 +402,7 @@ def test_the_softmax_code_from_its_tammes_code_is_certified_once(monkeypatch):
     # (4, 600): above geometry.SCREEN_MIN_K the certification runs pair by pair. The softmax code
     # started from its Tammes code certifies the configuration the Tammes solve has just certified:
     # geometry.separation runs once, and the softmax code's numbers are those of a fresh call.
-    from gnc_jax._src import batch, geometry
+    from gnc_jax._src import geometry
 
     real, calls = geometry.separation, []
 
@@ -411,7 +411,6 @@ def test_the_softmax_code_from_its_tammes_code_is_certified_once(monkeypatch):
         return real(W, directions=directions)
 
     monkeypatch.setattr(geometry, "separation", counted)
-    monkeypatch.setattr(batch, "_LAST_SEPARATION", [])
     solver = SolverSettings(restarts=1, steps=20, polish_steps=10, hop_rounds=0, lp_polish_iters=0)
     sol = gnc_jax.solve_softmax_code(4, 600, seed=0, solver=solver)
     assert len(calls) == 1
@@ -435,7 +434,6 @@ def test_a_softmax_code_takes_the_tammes_codes_just_solved_with_the_same_argumen
         return real(req, *args)
 
     monkeypatch.setattr(batch, "_compiled_solve", counted)
-    monkeypatch.setattr(batch, "_LAST_TAMMES", [])
     solver = SolverSettings(restarts=4, steps=60, polish_steps=20, hop_rounds=0)
     fresh = gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)
     assert annealed == ["tammes"]

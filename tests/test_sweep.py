@@ -17,7 +17,7 @@ from test_cli import run_cli
 
 import gnc_jax
 from gnc_jax import SearchSettings, SolverSettings
-from gnc_jax._src import store
+from gnc_jax._src import batch, store
 from gnc_jax._src import sweep as sweep_module
 from gnc_jax._src.search import SearchResult
 from gnc_jax._src.status import Status
@@ -164,6 +164,7 @@ def test_a_softmax_code_sweep_starts_from_the_stores_tammes_code(tmp_path, monke
     run("tammes", tmp_path / "both.csv")
     replace_the_search(monkeypatch, stand_in_search)
     run("softmax-code", tmp_path / "both.csv")
+    monkeypatch.setattr(batch, "_LAST_TAMMES", [])  # kept from the run with the other stand-in
     run("softmax-code", tmp_path / "alone.csv")
     rows = {r["problem"]: r for r in store.read_rows(tmp_path / "both.csv")}
     alone = store.read_rows(tmp_path / "alone.csv")[0]
