@@ -456,7 +456,8 @@ def solve_pairs(
         they start their polish from the Tammes code when its one-vs-rest margin is larger, with
         other K the Tammes code is their start in place of the softmax-code annealer's. The
         softmax code reported is never below the margin of the code :func:`solve_tammes` returns
-        for the same arguments.
+        for the same arguments; right after such a call (no ``time_limit`` or ``initial``) its
+        codes are taken, not solved again.
       time_limit: seconds per searched pair (from when its search starts; pairs searched together,
         ``search_stack``, share the clock): its search stops after the round that spends them and
         returns the best configuration so far (anytime). Ctrl-C does the same.
