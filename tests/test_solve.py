@@ -439,7 +439,7 @@ def test_a_softmax_code_takes_the_tammes_codes_just_solved_with_the_same_argumen
     assert annealed == ["tammes"]
     gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)  # its own Tammes solve is not kept
     assert annealed == ["tammes", "tammes"]
-    tammes = gnc_jax.solve_tammes(3, [5, 7], seed=0, solver=solver)
+    gnc_jax.solve_tammes(3, [5, 7], seed=0, solver=solver)
     annealed.clear()
     kept = gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)
     assert annealed == []
@@ -449,8 +449,7 @@ def test_a_softmax_code_takes_the_tammes_codes_just_solved_with_the_same_argumen
     gnc_jax.solve_softmax_code(3, [5, 7], seed=1, solver=solver)
     gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver.replace(steps=61))
     assert annealed == ["tammes", "tammes"]
-    gnc_jax.solve_tammes(3, [5, 7], seed=0, solver=solver)
-    tammes = batch._LAST_TAMMES[0][1]
+    tammes = gnc_jax.solve_tammes(3, [5, 7], seed=0, solver=solver)
     tammes[0].W[:, 0] = tammes[0].W[:, 1]  # the caller changed a returned code
     annealed.clear()
     again = gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)
