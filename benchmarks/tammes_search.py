@@ -219,22 +219,25 @@ def part_dev(Ks):
     write_table(data)
 
 
-def part_seeds(d, Ks, seeds):
-    """Default settings, one fresh process per (K, seed): the min angle against the table's best code
-    and against the development set where K is in it, whole-process time."""
+def part_seeds(d, Ks, seeds, work_per_member=None):
+    """Default settings (or another ``--search-work-per-member``), one fresh process per (K, seed): the
+    min angle against the table's best code and against the development set where K is in it,
+    whole-process time."""
     _, table = table_best("tammes")
     data, best, dev = load(), {k: float(v) for (dd, k), v in table.items() if dd == d}, {}
     dev = dict(dev_rows()) if d == 3 else {}
-    rows = {(r["d"], r["K"], r["seed"]): r for r in data.get("seeds", [])}
+    rows = {(r["d"], r["K"], r["seed"], r.get("work_per_member") or 0): r for r in data.get("seeds", [])}
     commit = checkout_commit() or None
+    budget = ("--search-work-per-member", str(work_per_member)) if work_per_member else ()
     for K in Ks:
         for seed in seeds:
-            sol, wall, log, W = solve_tammes_cli(d, K, "--seed", str(seed))
+            sol, wall, log, W = solve_tammes_cli(d, K, "--seed", str(seed), *budget)
             reference = max(best.get(K, 0.0), dev.get(K, 0.0))
             angle = sol["min_angle_deg"]
             if angle > reference + 1e-6:
-                keep_record(W, f"tammes_d{d}_K{K}_seed{seed}.npy")
-            rows[(d, K, seed)] = row = {
+                suffix = f"_work_per_member_{work_per_member}" if work_per_member else ""
+                keep_record(W, f"tammes_d{d}_K{K}_seed{seed}{suffix}.npy")
+            rows[(d, K, seed, work_per_member or 0)] = row = {
                 "d": d,
                 "K": K,
                 "seed": seed,
@@ -247,6 +250,8 @@ def part_seeds(d, Ks, seeds):
                 "rounds_log": log,
                 "commit": commit,
             }
+            if work_per_member:
+                row["work_per_member"] = work_per_member
             print(json.dumps(row), flush=True)
             data["seeds"] = [rows[k] for k in sorted(rows)]
             save(data)
@@ -394,11 +399,17 @@ def main():
     ap.add_argument("--moves", type=int_list, default=[3, 0], help="0: the default max(6, K // 8)")
     ap.add_argument("--seeds", type=int_list, default=[0, 1])
     ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument(
+        "--work-per-member",
+        type=int,
+        default=None,
+        help="seeds: the search budget (default: the solver default)",
+    )
     a = ap.parse_args()
     if a.part == "dev":
         part_dev(a.K)
     elif a.part == "seeds":
-        part_seeds(a.d[0] if a.d else 3, a.K or [20, 33, 47, 58], a.seeds)
+        part_seeds(a.d[0] if a.d else 3, a.K or [20, 33, 47, 58], a.seeds, a.work_per_member)
     elif a.part == "higher":
         part_higher(a.d or [4, 5, 6, 7, 8], a.K or [50, 64])
     elif a.part == "population":
