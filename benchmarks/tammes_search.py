@@ -406,6 +406,8 @@ def main():
         help="seeds: the search budget (default: the solver default)",
     )
     a = ap.parse_args()
+    if a.work_per_member is not None and a.work_per_member < 1:
+        ap.error("argument --work-per-member: must be at least 1")
     if a.part == "dev":
         part_dev(a.K)
     elif a.part == "seeds":
