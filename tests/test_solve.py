@@ -383,6 +383,31 @@ def test_the_softmax_code_takes_the_tammes_code_of_the_same_arguments(monkeypatc
     assert softmax.status_note == "Tammes code: search stopped by time_limit after 0 rounds"
 
 
+def test_a_searched_softmax_code_runs_the_annealer_that_seeded_its_search(monkeypatch):
+    # (3, 14), a pair the search covers: the softmax-code annealer's code seeds the Tammes search and
+    # competes with the Tammes code as the softmax code's start. Both runs have the seed's settings
+    # (restarts unset: 8, not the 64 of a pair this small; no polish), so one program is compiled,
+    # and the softmax code still polishes its start.
+    from gnc_jax._src import batch
+
+    real, runs = batch._compiled_solve, []
+
+    def counted(req, bucket, *args):
+        runs.append((req.prob.name, SolverSettings(*bucket[-1])))
+        return real(req, bucket, *args)
+
+    monkeypatch.setattr(batch, "_compiled_solve", counted)
+    replace_the_search(monkeypatch)
+    solver = SolverSettings(steps=37, polish_steps=10, hop_rounds=0)  # a program no other test has
+    misses = batch._bucket_solver.cache_info().misses
+    search = SEARCH_LEAN.replace(cross_seed=True)
+    sol = gnc_jax.solve_softmax_code(3, 14, seed=0, solver=solver, search=search)
+    assert [name for name, _ in runs] == ["softmax-code", "softmax-code"]
+    assert runs[0][1] == runs[1][1] and runs[0][1].restarts == 8 and runs[0][1].lp_polish_iters == 0
+    assert batch._bucket_solver.cache_info().misses == misses + 1
+    assert sol.restarts == 8 and sol.rho_one_vs_rest > 0
+
+
 def test_outside_the_search_the_softmax_code_starts_from_the_tammes_anneal():
     # d = 8, K = 60 with the search's range ending at K = 12: with cross_seed the softmax code starts
     # from the Tammes anneal's code (H tied to W), the same configuration solve_tammes returns for the

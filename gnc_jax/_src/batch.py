@@ -506,7 +506,8 @@ def solve_pairs(
         if i in solved or i in started:
             return (0, i)
         dd, kk = req.pairs[i]
-        sized = req.solver.sized_for(dd, kk, runner.device_count())
+        solver = _seed_annealer(req.solver) if req.searched(kk) else req.solver
+        sized = solver.sized_for(dd, kk, runner.device_count())
         return 1, runner.bucket_size(dd), runner.bucket_size(kk, minimum=8), dataclasses.astuple(sized)
 
     def solve(bucket, members, padded):
@@ -594,12 +595,20 @@ def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
                 "softmax-code",
                 [req.pairs[i] for i in seeded],
                 key=req.key,
-                solver=req.solver.replace(lp_polish_iters=0, restarts=req.solver.restarts or 8),
+                solver=_seed_annealer(req.solver),
                 search=req.search.replace(rounds=0, cross_seed=False),  # the softmax-code annealer's
             )
             for i, code in zip(seeded, codes):
                 candidates[i] = [*candidates.get(i, ()), code.W]
     return candidates
+
+
+def _seed_annealer(solver: SolverSettings) -> SolverSettings:
+    """The softmax-code annealer of a pair the search covers: 8 restarts (or the caller's) without
+    the polish. Its code seeds the Tammes search (:func:`_candidates`) and competes with the Tammes
+    code as the softmax code's start (:func:`solve_pairs`), where the polish follows: the same
+    compiled program both times, so a softmax-code solve anneals once more but compiles once."""
+    return solver.replace(lp_polish_iters=0, restarts=solver.restarts or 8)
 
 
 def _tammes_codes(req: _Request) -> dict[int, Solution]:
