@@ -391,12 +391,18 @@ def test_a_searched_softmax_code_runs_the_annealer_that_seeded_its_search(monkey
     from gnc_jax._src import batch
 
     real, runs = batch._compiled_solve, []
+    real_polish, polished = batch._polish, []
 
     def counted(req, bucket, *args):
         runs.append((req.prob.name, SolverSettings(*bucket[-1])))
         return real(req, bucket, *args)
 
+    def counted_polish(req, *args):
+        polished.append(req.prob.name)
+        return real_polish(req, *args)
+
     monkeypatch.setattr(batch, "_compiled_solve", counted)
+    monkeypatch.setattr(batch, "_polish", counted_polish)
     replace_the_search(monkeypatch)
     solver = SolverSettings(steps=37, polish_steps=10, hop_rounds=0)  # a program no other test has
     misses = batch._bucket_solver.cache_info().misses
@@ -405,6 +411,7 @@ def test_a_searched_softmax_code_runs_the_annealer_that_seeded_its_search(monkey
     assert [name for name, _ in runs] == ["softmax-code", "softmax-code"]
     assert runs[0][1] == runs[1][1] and runs[0][1].restarts == 8 and runs[0][1].lp_polish_iters == 0
     assert batch._bucket_solver.cache_info().misses == misses + 1
+    assert polished.count("softmax-code") == 1  # the seed's solve is not polished, the start is
     assert sol.restarts == 8 and sol.rho_one_vs_rest > 0
 
 
