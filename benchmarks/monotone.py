@@ -8,7 +8,8 @@ seeds the pair below it), the code of K + 1 less each of its points is ranked by
 the best eight join the population of a default-settings solve of (d, K) (``initial``, seed 0); the
 certified solution goes to the store OUT, its settings naming the code it started from.
 
-The table is the shipped one (gnc_jax/data/codes.csv) joined with the best rows of the STOREs:
+The table is the shipped one (gnc_jax/data/codes.csv) joined with the best rows of the STOREs and of
+OUT (so a rerun does not solve again what OUT already holds):
 
     python benchmarks/monotone.py --out benchmarks/results/table46/monotone.csv \\
         benchmarks/results/table46/codes_budget.csv
@@ -20,6 +21,7 @@ import dataclasses
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -62,7 +64,8 @@ def main():
     )
     args = ap.parse_args()
     try:
-        codes = table(args.stores)
+        out_rows = [args.out] if Path(args.out).exists() else []
+        codes = table(list(dict.fromkeys(args.stores + out_rows)))
     except store.StoreError as e:
         ap.error(str(e))
     solver, search = SolverSettings().with_device_limit(), SearchSettings()
