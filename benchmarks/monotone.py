@@ -64,8 +64,8 @@ def main():
     )
     args = ap.parse_args()
     try:
-        out_rows = [args.out] if Path(args.out).exists() else []
-        codes = table(list(dict.fromkeys(args.stores + out_rows)))
+        out_store = [args.out] if Path(args.out).exists() else []  # none yet on a first run
+        codes = table(list(dict.fromkeys(args.stores + out_store)))
     except store.StoreError as e:
         ap.error(str(e))
     solver, search = SolverSettings().with_device_limit(), SearchSettings()
