@@ -32,8 +32,9 @@ from gnc_jax._src.status import Status
 # Simplex iterations per LP at most, per row and column: HiGHS's dual simplex can stall on an LP its
 # interior-point method solves in seconds (docs/decisions.md).
 LP_ITERATIONS_PER_SIZE = 25
-# LPs with more columns than this go to the interior-point method first; tall LPs suit the simplex.
-LP_IPM_FIRST_COLUMNS = 500
+# LPs with more columns than this go to the interior-point method first, the faster of the two from
+# about 300 columns (benchmarks/lp_methods.py, docs/decisions.md); tall LPs suit the simplex.
+LP_IPM_FIRST_COLUMNS = 300
 
 
 def _solve_lp(c, A_ub, b_ub, bounds):
