@@ -9,13 +9,14 @@ the stored softmax code's margin, or a softmax code whose certified min angle is
 Tammes code's), the codes of ``--seeds-from`` stores (e.g. an older table, whose rows do not count as
 results: their configurations are solved again, so every row of the result has this version's
 statuses), a best row whose status is ``failed`` (its own configuration), and, at a trade-off pair
-(each problem's code better on its own score), each code for the other
-problem. A seed joins the pair's solve as an initial configuration (``solve_pairs(..., initial=...)``,
-search off, 8 restarts): it competes with the annealer's result before the exact polish, which can only
-improve it. The new rows go to ``--out`` (a store of both problems; its rows count as results, and each
-names its seed in ``settings``), so ``gnc-jax table --best`` over the stores gives, for every pair, a
-code at least as good as any configuration they hold. Rerun until it finds nothing to do: each (pair,
-seed) is solved once. Prints each pair with the stored value, the seed's and the new one.
+(each problem's code better on its own score), each code for the other problem, unless that code was
+itself solved from this problem's code. A seed joins the pair's solve as an initial configuration
+(``solve_pairs(..., initial=...)``, search off, 8 restarts): it competes with the annealer's result
+before the exact polish, which can only improve it. The new rows go to ``--out`` (a store of both
+problems; its rows count as results, and each names its seed in ``settings``), so ``gnc-jax table
+--best`` over the stores gives, for every pair, a code at least as good as any configuration they
+hold. Rerun until it finds nothing to do: each (pair, seed) is solved once. Prints each pair with
+the stored value, the seed's and the new one.
 """
 
 from __future__ import annotations
@@ -41,10 +42,17 @@ def seed_name(row: dict) -> str:
     return f"{path.parent.name}/{path.name}:{row['config']}"
 
 
+def seeded_from(row: dict, problem: str) -> bool:
+    """Whether ``row`` came from a seeded solve whose seed was a code of ``problem``."""
+    name = json.loads(row["settings"]).get("seeded_with") or ""
+    return Path(name.rpartition(":")[2]).name.startswith(f"{problem}_d")
+
+
 def pairs_to_reseed(results: list[dict], seeds: list[dict], tol: float) -> list[tuple[dict, dict]]:
     """(best result row, seed row) for every problem and pair where a configuration of ``results`` or
     ``seeds`` scores higher on the problem's score than its best result row by more than ``tol``, the
-    best row itself where its status is ``failed``, and both ways at every trade-off pair of ``results``."""
+    best row itself where its status is ``failed``, and both ways at every trade-off pair of ``results``
+    (not from a code that was itself solved from a code of this problem: that exchange never ends)."""
     best = {(r["problem"], r["d"], r["K"]): r for r in store.best(results) if r["problem"] in SCORE}
     pool = defaultdict(list)
     for r in results + seeds:
@@ -58,7 +66,12 @@ def pairs_to_reseed(results: list[dict], seeds: list[dict], tol: float) -> list[
             out.append((row, rival))
         elif row["status"] == "failed":  # an inner solver failed: solve again from the row's own code
             out.append((row, row))
-        elif other is not None and other[ocol] > row[ocol] + tol and other[col] < row[col] - tol:
+        elif (
+            other is not None
+            and other[ocol] > row[ocol] + tol
+            and other[col] < row[col] - tol
+            and not seeded_from(other, problem)  # else an exchange that never ends (docs/table.md)
+        ):
             out.append((row, other))
     return out
 
