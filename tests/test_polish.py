@@ -1,5 +1,8 @@
 """The SLP polish's LP solves (gnc_jax._src.polish)."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import DATA
@@ -48,6 +51,47 @@ def test_both_lp_paths_reach_the_dual_simplexs_optimum(rows, cols, above):
     reference = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs-ds")
     assert lp.status == 0 and reference.status == 0
     assert lp.fun == pytest.approx(reference.fun, rel=1e-9, abs=1e-12)
+
+
+def test_each_lp_started_from_the_previous_basis_reaches_the_cold_optimum(monkeypatch):
+    # The LPs of a Tammes polish at (5, 40) from 3e-3 away: rows (terms) and columns (coordinates)
+    # come and go between iterations, so the carried basis is completed or trimmed to a count of
+    # basic variables equal to the rows. Each warm-started LP's optimum is the cold interior-point
+    # optimum of the same LP (scipy's linprog, an independent call of HiGHS).
+    from gnc_jax._src.objectives import TAMMES
+
+    seen, solve = [], polish._solve_lp
+
+    def record(c, A_ub, b_ub, bounds, keys, start):
+        lp = solve(c, A_ub, b_ub, bounds, keys, start)
+        seen.append((c, A_ub, b_ub, bounds, keys, start, lp))
+        return lp
+
+    monkeypatch.setattr(polish, "_solve_lp", record)
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((5, 40))
+    polish.polish(TAMMES, {"W": _perturbed(W / np.linalg.norm(W, axis=0), 0, 3e-3)}, max_iter=12)
+    assert len(seen) >= 6 and seen[0][5] is None and all(s[5] is not None for s in seen[1:])
+    changed = 0
+    for c, A, b, bounds, keys, start, lp in seen:
+        reference = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs-ipm")
+        assert lp.status == 0 and reference.status == 0
+        assert lp.fun == pytest.approx(reference.fun, rel=1e-9, abs=1e-12)
+        assert np.max(A @ lp.x - b) <= 1e-7
+        if start is not None:
+            basis = polish._warm_basis(start, keys, b)
+            basic = sum(s == polish._BASIC for s in list(basis.col_status) + list(basis.row_status))
+            assert basic == A.shape[0]
+            changed += set(keys[0]) != set(start["rows"])
+    assert changed  # some LP's terms differ from the previous one's
+
+
+def test_highs_prints_nothing_on_stdout():
+    # highspy prints a banner when a process makes its first HiGHS; a command's stdout (its JSON) must
+    # not carry it.
+    code = "from gnc_jax._src import polish; polish._highs(); polish._highs(); print('only this')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "only this\n"
 
 
 def _perturbed(W, seed, size):
@@ -107,15 +151,14 @@ def test_an_lp_answer_below_the_zero_step_is_failed_only_beyond_the_lps_toleranc
     # in every tangent coordinate raises some active cosine: the LP's answer is worse than the zero
     # step. By 1e-9 of the radius HiGHS may answer so (its feasibility tolerance is 1e-7 there):
     # no decrease, stationary. By the whole radius the LP was not solved: failed, with the note.
-    from types import SimpleNamespace
 
     from gnc_jax._src.objectives import TAMMES
 
     solve = polish._solve_lp
 
-    def short_of_zero(c, A_ub, b_ub, bounds):
-        lp = solve(c, A_ub, b_ub, bounds)
-        return SimpleNamespace(status=0, message="", x=np.append(np.full(len(c) - 1, size), lp.x[-1]))
+    def short_of_zero(c, A_ub, b_ub, bounds, *start):
+        lp = solve(c, A_ub, b_ub, bounds, *start)
+        return lp._replace(x=np.append(np.full(len(c) - 1, size), lp.x[-1]))
 
     monkeypatch.setattr(polish, "_solve_lp", short_of_zero)
     res = polish.polish(TAMMES, {"W": np.hstack([np.eye(3), -np.eye(3)])})

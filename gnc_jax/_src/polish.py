@@ -12,16 +12,18 @@ x moved in the tangent space of every column, x(u) = normalise(x + B u), each it
 takes the step if the exact max decreases, and adapts r by the ratio of actual to predicted
 decrease. Near a vertex solution this converges quadratically; it never makes the exact score
 worse. Runs on the host in float64 on one configuration at a time (once per pair, after the batched
-solve); the LP is solved by HiGHS through ``scipy.optimize.linprog``.
+solve); the LPs are solved by HiGHS (``highspy``), each from the previous one's basis.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import NamedTuple
 
+import highspy
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linprog
 
 from gnc_jax._src.process import float64
 from gnc_jax._src.objectives import Problem
@@ -33,22 +35,112 @@ from gnc_jax._src.status import Status
 # interior-point method solves in seconds (docs/decisions.md).
 LP_ITERATIONS_PER_SIZE = 25
 # LPs with more columns than this go to the interior-point method first, the faster of the two from
-# about 300 columns (benchmarks/lp_methods.py, docs/decisions.md); tall LPs suit the simplex.
+# about 300 columns when both start cold (benchmarks/lp_methods.py, docs/decisions.md); tall LPs suit
+# the simplex. An LP with the previous iteration's basis goes to the simplex at every size.
 LP_IPM_FIRST_COLUMNS = 300
 
+_STATUS = highspy.HighsModelStatus
+_BASIC, _AT_UPPER, _AT_LOWER = (
+    highspy.HighsBasisStatus.kBasic,
+    highspy.HighsBasisStatus.kUpper,
+    highspy.HighsBasisStatus.kLower,
+)
+_BANNER_SHOWN = []  # HiGHS's banner, shown once per process, went to /dev/null
 
-def _solve_lp(c, A_ub, b_ub, bounds):
-    """``linprog`` by HiGHS: the dual simplex for LPs up to ``LP_IPM_FIRST_COLUMNS`` columns, the
-    interior-point method (with crossover: a vertex solution) above; past ``LP_ITERATIONS_PER_SIZE``
-    (rows + columns) simplex iterations, by the interior-point method within the same count (a
-    deterministic cap, unlike a time limit)."""
-    size = sum(A_ub.shape)
-    cap = {"maxiter": LP_ITERATIONS_PER_SIZE * size}
-    first = "highs-ipm" if A_ub.shape[1] > LP_IPM_FIRST_COLUMNS else "highs"
-    lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method=first, options=cap)
-    if lp.status == 1 and first != "highs-ipm":  # the simplex's iteration cap
-        lp = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs-ipm", options=cap)
-    return lp
+
+class LPResult(NamedTuple):
+    status: int  # 0 solved, 1 iteration cap, 4 otherwise (scipy.optimize.linprog's codes)
+    message: str
+    x: np.ndarray | None
+    fun: float
+    basis: dict | None  # the optimal basis by key: {"cols": {key: status}, "rows": {key: status}}
+
+
+def _highs() -> highspy.Highs:
+    """A silent ``highspy.Highs``. The process's first one prints HiGHS's banner on stdout before any
+    option can be set, where it would corrupt a command's JSON: it is made with stdout sent to
+    /dev/null."""
+    if not _BANNER_SHOWN:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _BANNER_SHOWN.append(True)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def _warm_basis(start: dict, keys: tuple, b_ub: np.ndarray):
+    """The previous LP's basis carried over by key (a term's row, a coordinate's column), new rows
+    basic, new columns at their lower bound; then as many basic variables as rows: where there are
+    too many, the tightest basic rows (smallest ``b_ub``, new ones first) become active, where too
+    few, the loosest active rows become basic. HiGHS repairs a basis that comes out singular."""
+    row_keys, col_keys = keys
+    cols = [start["cols"].get(k, _AT_LOWER) for k in col_keys]
+    rows = [start["rows"].get(k, _BASIC) for k in row_keys]
+    excess = sum(s == _BASIC for s in cols) + sum(s == _BASIC for s in rows) - len(rows)
+    if excess > 0:  # tightest basic rows, new ones first, become active
+        order = sorted(
+            (i for i, s in enumerate(rows) if s == _BASIC),
+            key=lambda i: (row_keys[i] in start["rows"], b_ub[i]),
+        )
+        for i in order[:excess]:
+            rows[i] = _AT_UPPER
+    elif excess < 0:  # loosest nonbasic rows become basic
+        order = sorted((i for i, s in enumerate(rows) if s != _BASIC), key=lambda i: -b_ub[i])
+        for i in order[:-excess]:
+            rows[i] = _BASIC
+    basis = highspy.HighsBasis()
+    basis.col_status, basis.row_status, basis.valid = cols, rows, True
+    return basis
+
+
+def _solve_lp(c, A_ub, b_ub, bounds, keys=None, start=None) -> LPResult:
+    """min c.x subject to A_ub x <= b_ub and ``bounds`` (pairs, None for infinite), by HiGHS. With
+    ``start`` (the previous LP's basis by ``keys``: row keys, column keys) the dual simplex starts
+    from that basis: successive SLP LPs share most of their optimal basis. Cold, the dual simplex up
+    to ``LP_IPM_FIRST_COLUMNS`` columns and the interior-point method (with crossover: a vertex and
+    its basis) above. Past ``LP_ITERATIONS_PER_SIZE`` (rows + columns) simplex iterations, the
+    interior-point method within the same count (a deterministic cap, unlike a time limit)."""
+    A = sparse.csc_array(A_ub)
+    m, n = A.shape
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = np.asarray(c, np.float64)
+    lo, hi = np.array([(-np.inf if a is None else a, np.inf if b is None else b) for a, b in bounds]).T
+    lp.col_lower_, lp.col_upper_ = np.maximum(lo, -highspy.kHighsInf), np.minimum(hi, highspy.kHighsInf)
+    lp.row_lower_, lp.row_upper_ = np.full(m, -highspy.kHighsInf), np.asarray(b_ub, np.float64)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, m
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    h = _highs()
+    cap = LP_ITERATIONS_PER_SIZE * (m + n)
+    h.setOptionValue("simplex_iteration_limit", cap)
+    h.setOptionValue("ipm_iteration_limit", cap)
+    h.passModel(lp)
+    warm = start is not None and h.setBasis(_warm_basis(start, keys, b_ub)) != highspy.HighsStatus.kError
+    h.setOptionValue("solver", "simplex" if warm or n <= LP_IPM_FIRST_COLUMNS else "ipm")
+    h.run()
+    if h.getModelStatus() == _STATUS.kIterationLimit and (warm or n <= LP_IPM_FIRST_COLUMNS):
+        h.clearSolver()
+        h.setOptionValue("solver", "ipm")
+        h.run()
+    status = h.getModelStatus()
+    if status != _STATUS.kOptimal:
+        code = 1 if status == _STATUS.kIterationLimit else 4
+        return LPResult(code, h.modelStatusToString(status), None, np.nan, None)
+    x = np.asarray(h.getSolution().col_value)
+    basis = h.getBasis()
+    kept = None
+    if keys is not None and basis.valid:
+        kept = {"cols": dict(zip(keys[1], basis.col_status)), "rows": dict(zip(keys[0], basis.row_status))}
+    return LPResult(0, "", x, float(c @ x), kept)
 
 
 # A predicted decrease within this many roundings of the max (eps max(|f|, 1)) cannot be told from
@@ -98,7 +190,7 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         return float(np.max(np.asarray(problem.terms(X))[off]))
 
     f = value(X)
-    r, rate = radius, float("nan")
+    r, rate, basis = radius, float("nan"), None
     for _ in range(max_iter):
         T = np.asarray(problem.terms(X))
         # A term depends on at most 3 columns with gradient norm <= 2 each, so a step with
@@ -119,11 +211,15 @@ def polish(problem: Problem, params: dict, max_iter: int = 100, radius: float = 
         c[-1] = 1.0
         A_ub = sparse.hstack([sparse.csr_array(A[:, used]), -np.ones((len(rows), 1))], format="csr")
         b_ub = (f - T_act) / r
-        lp = _solve_lp(c, A_ub, b_ub, [(-1.0, 1.0)] * n_u + [(None, None)])
+        # Rows keyed by their term, columns by their coordinate (the max s last): the next LP starts
+        # from this one's basis where they recur.
+        keys = ((rows * T.shape[1] + cols).tolist(), used.tolist() + [-1])
+        lp = _solve_lp(c, A_ub, b_ub, [(-1.0, 1.0)] * n_u + [(None, None)], keys, basis)
         if lp.status != 0:
             return PolishResult(X, Status.FAILED, rate, f"LP: {lp.message}")
         u = np.zeros(A.shape[1])
         u[used] = r * lp.x[:-1]
+        basis = lp.basis
         predicted = f - np.max(T_act + A @ u)  # the linear model's decrease, evaluated exactly
         rate, nu = predicted / r, ROUNDING_ULPS * np.finfo(np.float64).eps * max(abs(f), 1.0)
         if predicted < -(LP_TOLERANCE * r + nu):  # the zero step is feasible: beyond the LP's accuracy
