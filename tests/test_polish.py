@@ -71,7 +71,7 @@ def test_each_lp_started_from_the_previous_basis_reaches_the_cold_optimum(monkey
     rng = np.random.default_rng(3)
     W = rng.standard_normal((5, 40))
     polish.polish(TAMMES, {"W": _perturbed(W / np.linalg.norm(W, axis=0), 0, 3e-3)}, max_iter=12)
-    assert len(seen) >= 6 and seen[0][5] is None and all(s[5] is not None for s in seen[1:])
+    assert len(seen) >= 6 and seen[0][5] is None and all(s[6].warm for s in seen[1:])
     changed = 0
     for c, A, b, bounds, keys, start, lp in seen:
         reference = linprog(c, A_ub=A, b_ub=b, bounds=bounds, method="highs-ipm")
@@ -151,7 +151,6 @@ def test_an_lp_answer_below_the_zero_step_is_failed_only_beyond_the_lps_toleranc
     # in every tangent coordinate raises some active cosine: the LP's answer is worse than the zero
     # step. By 1e-9 of the radius HiGHS may answer so (its feasibility tolerance is 1e-7 there):
     # no decrease, stationary. By the whole radius the LP was not solved: failed, with the note.
-
     from gnc_jax._src.objectives import TAMMES
 
     solve = polish._solve_lp

@@ -54,6 +54,7 @@ class LPResult(NamedTuple):
     x: np.ndarray | None
     fun: float
     basis: dict | None  # the optimal basis by key: {"cols": {key: status}, "rows": {key: status}}
+    warm: bool = False  # started from the given basis
 
 
 def _highs() -> highspy.Highs:
@@ -134,13 +135,13 @@ def _solve_lp(c, A_ub, b_ub, bounds, keys=None, start=None) -> LPResult:
     status = h.getModelStatus()
     if status != _STATUS.kOptimal:
         code = 1 if status == _STATUS.kIterationLimit else 4
-        return LPResult(code, h.modelStatusToString(status), None, np.nan, None)
+        return LPResult(code, h.modelStatusToString(status), None, np.nan, None, warm)
     x = np.asarray(h.getSolution().col_value)
     basis = h.getBasis()
     kept = None
     if keys is not None and basis.valid:
         kept = {"cols": dict(zip(keys[1], basis.col_status)), "rows": dict(zip(keys[0], basis.row_status))}
-    return LPResult(0, "", x, float(c @ x), kept)
+    return LPResult(0, "", x, float(c @ x), kept, warm)
 
 
 # A predicted decrease within this many roundings of the max (eps max(|f|, 1)) cannot be told from
