@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import NamedTuple
 
 import highspy
@@ -46,6 +47,7 @@ _BASIC, _AT_UPPER, _AT_LOWER = (
     highspy.HighsBasisStatus.kLower,
 )
 _BANNER_SHOWN = []  # HiGHS's banner, shown once per process, went to /dev/null
+_BANNER_LOCK = threading.Lock()
 
 
 class LPResult(NamedTuple):
@@ -61,17 +63,18 @@ def _highs() -> highspy.Highs:
     """A silent ``highspy.Highs``. The process's first one prints HiGHS's banner on stdout before any
     option can be set, where it would corrupt a command's JSON: it is made with stdout sent to
     /dev/null."""
-    if not _BANNER_SHOWN:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        try:
-            with open(os.devnull, "w") as null:
-                os.dup2(null.fileno(), 1)
-                highspy.Highs()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        _BANNER_SHOWN.append(True)
+    with _BANNER_LOCK:  # two threads redirecting at once could leave stdout at /dev/null
+        if not _BANNER_SHOWN:
+            sys.stdout.flush()
+            saved = os.dup(1)
+            try:
+                with open(os.devnull, "w") as null:
+                    os.dup2(null.fileno(), 1)
+                    highspy.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+            _BANNER_SHOWN.append(True)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     return h
