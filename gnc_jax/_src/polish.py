@@ -118,8 +118,8 @@ def _solve_lp(c, A_ub, b_ub, bounds, keys=None, start=None) -> LPResult:
     lp.num_col_, lp.num_row_ = n, m
     lp.col_cost_ = np.asarray(c, np.float64)
     lo, hi = np.array([(-np.inf if a is None else a, np.inf if b is None else b) for a, b in bounds]).T
-    lp.col_lower_, lp.col_upper_ = np.maximum(lo, -highspy.kHighsInf), np.minimum(hi, highspy.kHighsInf)
-    lp.row_lower_, lp.row_upper_ = np.full(m, -highspy.kHighsInf), np.asarray(b_ub, np.float64)
+    lp.col_lower_, lp.col_upper_ = lo, hi  # HiGHS's infinity is inf
+    lp.row_lower_, lp.row_upper_ = np.full(m, -np.inf), np.asarray(b_ub, np.float64)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = n, m
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
@@ -129,9 +129,10 @@ def _solve_lp(c, A_ub, b_ub, bounds, keys=None, start=None) -> LPResult:
     h.setOptionValue("ipm_iteration_limit", cap)
     h.passModel(lp)
     warm = start is not None and h.setBasis(_warm_basis(start, keys, b_ub)) != highspy.HighsStatus.kError
-    h.setOptionValue("solver", "simplex" if warm or n <= LP_IPM_FIRST_COLUMNS else "ipm")
+    simplex = warm or n <= LP_IPM_FIRST_COLUMNS
+    h.setOptionValue("solver", "simplex" if simplex else "ipm")
     h.run()
-    if h.getModelStatus() == _STATUS.kIterationLimit and (warm or n <= LP_IPM_FIRST_COLUMNS):
+    if simplex and h.getModelStatus() == _STATUS.kIterationLimit:
         h.clearSolver()
         h.setOptionValue("solver", "ipm")
         h.run()
