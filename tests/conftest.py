@@ -31,11 +31,12 @@ SEARCH_LEAN = SearchSettings(cross_seed=False, long_finish_steps=0, energy_membe
 @pytest.fixture(autouse=True)
 def _nothing_kept_between_tests(monkeypatch):
     """Every test starts without the results a solve keeps for the next one (the last certification,
-    the last Tammes solve): a test's stand-ins must not reach another test, whatever the order."""
+    Tammes solve and anneal): a test's stand-ins must not reach another test, whatever the order."""
     from gnc_jax._src import batch
 
     monkeypatch.setattr(batch, "_LAST_SEPARATION", [])
     monkeypatch.setattr(batch, "_LAST_TAMMES", [])
+    monkeypatch.setattr(batch, "_LAST_ANNEAL", [])
 
 
 def known_tammes():

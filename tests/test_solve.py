@@ -385,34 +385,50 @@ def test_the_softmax_code_takes_the_tammes_code_of_the_same_arguments(monkeypatc
 
 def test_a_searched_softmax_code_runs_the_annealer_that_seeded_its_search(monkeypatch):
     # (3, 14), a pair the search covers: the softmax-code annealer's code seeds the Tammes search and
-    # competes with the Tammes code as the softmax code's start. Both runs have the seed's settings
-    # (restarts unset: 8, not the 64 of a pair this small; no polish), so one program is compiled,
-    # and the softmax code still polishes its start.
+    # competes with the Tammes code as the softmax code's start. Both calls have the seed's settings
+    # (restarts unset: 8, not the 64 of a pair this small; no polish), so one program is compiled
+    # and run once (the second call copies the first's result), and the softmax code still polishes
+    # its start. Without the kept result (ANNEAL_KEEP_BYTES 0) the program runs twice, same bits.
     from gnc_jax._src import batch
 
-    real, runs = batch._compiled_solve, []
+    real, calls = batch._compiled_solve, []
     real_polish, polished = batch._polish, []
+    real_program, programs_run = batch._bucket_solver, []
 
     def counted(req, bucket, *args):
-        runs.append((req.prob.name, SolverSettings(*bucket[-1])))
+        calls.append((req.prob.name, SolverSettings(*bucket[-1])))
         return real(req, bucket, *args)
 
     def counted_polish(req, *args):
         polished.append(req.prob.name)
         return real_polish(req, *args)
 
+    def counted_program(*args):
+        fn = real_program(*args)
+        return lambda *a: programs_run.append(args[0].name) or fn(*a)
+
     monkeypatch.setattr(batch, "_compiled_solve", counted)
     monkeypatch.setattr(batch, "_polish", counted_polish)
+    monkeypatch.setattr(batch, "_bucket_solver", counted_program)
     replace_the_search(monkeypatch)
     solver = SolverSettings(steps=37, polish_steps=10, hop_rounds=0)  # a program no other test has
-    misses = batch._bucket_solver.cache_info().misses
+    misses = real_program.cache_info().misses
     search = SEARCH_LEAN.replace(cross_seed=True)
     sol = gnc_jax.solve_softmax_code(3, 14, seed=0, solver=solver, search=search)
-    assert [name for name, _ in runs] == ["softmax-code", "softmax-code"]
-    assert runs[0][1] == runs[1][1] and runs[0][1].restarts == 8 and runs[0][1].lp_polish_iters == 0
-    assert batch._bucket_solver.cache_info().misses == misses + 1
+    assert [name for name, _ in calls] == ["softmax-code", "softmax-code"]
+    assert calls[0][1] == calls[1][1] and calls[0][1].restarts == 8 and calls[0][1].lp_polish_iters == 0
+    assert real_program.cache_info().misses == misses + 1
+    assert programs_run == ["softmax-code"]
     assert polished.count("softmax-code") == 1  # the seed's solve is not polished, the start is
     assert sol.restarts == 8 and sol.rho_one_vs_rest > 0
+
+    monkeypatch.setattr(batch, "ANNEAL_KEEP_BYTES", 0)
+    monkeypatch.setattr(batch, "_LAST_ANNEAL", [])
+    monkeypatch.setattr(batch, "_LAST_TAMMES", [])
+    again = gnc_jax.solve_softmax_code(3, 14, seed=0, solver=solver, search=search)
+    assert programs_run == ["softmax-code"] * 3
+    np.testing.assert_array_equal(again.W, sol.W)
+    assert again.rho_one_vs_rest == sol.rho_one_vs_rest and again.status == sol.status
 
 
 def test_outside_the_search_the_softmax_code_starts_from_the_tammes_anneal():

@@ -391,8 +391,7 @@ class _Request(NamedTuple):
         limit or ``initial``)."""
         if self.time_limit is not None or self.initial:
             return None
-        key = str(self.key.dtype), np.asarray(jax.random.key_data(self.key)).tobytes()
-        return tuple(self.pairs), key, self.solver, self.search, self.rattler_tol
+        return tuple(self.pairs), _key_bytes(self.key), self.solver, self.search, self.rattler_tol
 
     def searched(self, K: int) -> bool:
         """Whether the global search runs for a pair with K points."""
@@ -731,17 +730,22 @@ def _from_tammes(sol: Solution) -> _Solved:
 
 
 def _compiled_solve(req: _Request, bucket, members, padded) -> _Solved:
-    """The bucket's pairs solved by one compiled call of the annealer (:func:`_bucket_solver`)."""
+    """The bucket's pairs solved by one compiled call of the annealer (:func:`_bucket_solver`); the
+    same call again returns a copy of the last result (:data:`_LAST_ANNEAL`)."""
     _, d_max, K_max, sized = bucket
     sized = SolverSettings(*sized)
     dsb, Ksb = (np.array([req.pairs[i][j] for i in padded]) for j in (0, 1))
     keys = jnp.stack([req.pair_key(i) for i in padded])
+    n_dev = runner.device_count()
+    call = req.prob, sized, d_max, K_max, n_dev, dsb.tobytes(), Ksb.tobytes(), _key_bytes(keys)
+    if _LAST_ANNEAL and _LAST_ANNEAL[0][0] == call:
+        return _copy_solved(_LAST_ANNEAL[0][1])
     report = req.progress is not None
-    fn = _bucket_solver(req.prob, sized, d_max, K_max, runner.device_count(), report)
+    fn = _bucket_solver(req.prob, sized, d_max, K_max, n_dev, report)
     label = f"solve {req.prob.name} (d <= {d_max}, K <= {K_max}, {len(members)} pair(s))"
     with step_meter(req.progress, label, sized.schedule_steps):
         res, params = jax.device_get(fn(keys, jnp.asarray(dsb), jnp.asarray(Ksb)))
-    return _Solved(
+    out = _Solved(
         params={k: np.array(v) for k, v in params.items()},
         statuses=[STATUS_NAMES[int(v)] for v in np.array(res.status)],
         residual=np.array(res.change, np.float64),
@@ -749,6 +753,31 @@ def _compiled_solve(req: _Request, bucket, members, padded) -> _Solved:
         hits=[int(np.sum(sc >= sc.max() - 1e-9)) for sc in np.asarray(res.scores)],
         restarts=sized.restarts,
         K_max=K_max,
+    )
+    small = sum(v.nbytes for v in out.params.values()) <= ANNEAL_KEEP_BYTES
+    _LAST_ANNEAL[:] = [(call, _copy_solved(out))] if small else []
+    return out
+
+
+# The last compiled solve, kept (up to this size) because a softmax-code solve of a pair the search
+# covers runs the annealer whose code seeded its Tammes search again, with the same program, keys and
+# sizes (:func:`_seed_annealer`): a copy of the result is the same bits, without the anneal.
+ANNEAL_KEEP_BYTES = 64 << 20
+_LAST_ANNEAL: list = []  # [(the call's arguments, its _Solved)]
+
+
+def _key_bytes(keys: jax.Array) -> tuple:
+    return str(keys.dtype), np.asarray(jax.random.key_data(keys)).tobytes()
+
+
+def _copy_solved(out: _Solved) -> _Solved:
+    """A copy whose arrays and lists the caller may change in place (the polish does)."""
+    return out._replace(
+        params={k: v.copy() for k, v in out.params.items()},
+        statuses=list(out.statuses),
+        residual=out.residual.copy(),
+        notes=list(out.notes),
+        hits=list(out.hits),
     )
 
 
