@@ -157,9 +157,17 @@ def _certify_ahead(d: int, K: int) -> None:
     """Start compiling the certification of one (d, K) configuration, a bucket of its own as a
     searched pair's (:func:`_certify`; nothing to compile where it is screened pair by pair)."""
     if K <= geometry.SCREEN_MIN_K:
+        d_pad, K_pad = _certify_shape(d, K)
         _certify_vmapped.start(
-            jax.ShapeDtypeStruct((1, d, K), jnp.float64), jax.ShapeDtypeStruct((1, K), bool)
+            jax.ShapeDtypeStruct((1, d_pad, K_pad), jnp.float64), jax.ShapeDtypeStruct((1, K_pad), bool)
         )
+
+
+def _certify_shape(d: int, K: int) -> tuple[int, int]:
+    """The padded (d, K) a configuration is certified at below ``geometry.SCREEN_MIN_K`` columns:
+    d to its size bucket, K to a multiple of 8, so that pairs of nearby sizes share one compiled
+    program (most of a small pair's certification is compiling it) at little extra work."""
+    return runner.bucket_size(d), -(-K // 8) * 8
 
 
 def _certify(params, dims, K_max):
@@ -174,9 +182,15 @@ def _certify(params, dims, K_max):
     """
     W = params["W"]
     if K_max <= geometry.SCREEN_MIN_K:
-        Ks = [kk for _, kk in dims] + [dims[0][1]] * (W.shape[0] - len(dims))  # padding slots
-        col_mask = jnp.asarray(np.arange(K_max)[None, :] < np.array(Ks)[:, None])
-        return jax.device_get(_certify_vmapped(jnp.asarray(W), col_mask))
+        B, d, K = W.shape
+        d_pad, K_pad = _certify_shape(d, K)
+        padded = np.zeros((B, d_pad, K_pad))
+        padded[:, :d, :K], padded[:, 0, K:] = W, 1.0  # zero rows, e_1 columns (masked)
+        Ks = [kk for _, kk in dims] + [dims[0][1]] * (B - len(dims))  # padding slots
+        col_mask = np.arange(K_pad)[None, :] < np.array(Ks)[:, None]
+        sep = jax.device_get(_certify_vmapped(jnp.asarray(padded), jnp.asarray(col_mask)))
+        per_class = ("nearest_chords", "distances", "lower_bounds")
+        return sep._replace(weights=sep.weights[:, :K, :K], **{f: getattr(sep, f)[:, :K] for f in per_class})
     seps, weights = [], []
     for slot, (dd, kk) in enumerate(dims):
         H = params.get("H")

@@ -56,8 +56,9 @@ def cosines(W) -> np.ndarray:
 
 
 def pair_mask(col_mask):
-    """(K, K) mask of distinct pairs of real columns."""
-    return col_mask[:, None] & col_mask[None, :] & ~jnp.eye(col_mask.shape[0], dtype=bool)
+    """(K, K) mask of distinct pairs of real columns (numpy for a numpy mask)."""
+    xp = np if isinstance(col_mask, np.ndarray) else jnp
+    return col_mask[:, None] & col_mask[None, :] & ~xp.eye(col_mask.shape[0], dtype=bool)
 
 
 def max_cos_masked(W, col_mask):

@@ -52,7 +52,8 @@ def hardmax_terms(params, n: int = 1):
     The HardMax loss (5) is the max over j != k(c); with n = 1 this is the softmax-code problem.
     """
     W, H = params["W"], params["H"]
-    own = jnp.sum(jnp.repeat(W, n, axis=1) * H, axis=0)  # <w_{k(c)}, h_c>
+    xp = np if isinstance(W, np.ndarray) else jnp  # numpy on the host (the polish): no op compiled per shape
+    own = xp.sum(xp.repeat(W, n, axis=1) * H, axis=0)  # <w_{k(c)}, h_c>
     return W.T @ H - own[None, :]
 
 
@@ -155,7 +156,7 @@ class Problem(NamedTuple):
         """Real entries of ``terms``: j != k(c), both real."""
         mask = pair_mask(col_mask)
         if self.features_per_class > 1:
-            mask = jnp.repeat(mask, self.features_per_class, axis=1)
+            mask = (np if isinstance(mask, np.ndarray) else jnp).repeat(mask, self.features_per_class, axis=1)
         return mask
 
     def init(self, key, d, K, d_max, K_max, dtype):
