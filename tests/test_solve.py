@@ -383,6 +383,39 @@ def test_the_softmax_code_takes_the_tammes_code_of_the_same_arguments(monkeypatc
     assert softmax.status_note == "Tammes code: search stopped by time_limit after 0 rounds"
 
 
+def test_wall_s_counts_the_annealer_that_seeded_the_search(monkeypatch):
+    # (3, 14), a pair the search covers (a stand-in here, reporting no time): before the search, the
+    # softmax-code annealer's solve seeds it. The pair's wall_s counts that solve, both in solve_tammes
+    # and in a softmax-code solve, which runs solve_tammes inside. Measured inside the seeding call
+    # (positive, at most the call's own duration) and, with 1000 s added to it, the pair's wall_s is
+    # over 1000 s. Without cross_seed nothing seeds the search and no time is added.
+    import time
+
+    from gnc_jax._src import batch
+
+    real, seen = batch._candidates, []
+
+    def timed(req):
+        t0 = time.perf_counter()
+        candidates, seconds = real(req)
+        seen.append((time.perf_counter() - t0, dict(seconds)))
+        return candidates, {i: s + 1000.0 for i, s in seconds.items()}
+
+    monkeypatch.setattr(batch, "_candidates", timed)
+    replace_the_search(monkeypatch)
+    solver = SolverSettings(restarts=2, steps=50, hop_rounds=0, lp_polish_iters=0)
+    search = SEARCH_LEAN.replace(population=2, cross_seed=True)
+    tammes = gnc_jax.solve_tammes(3, 14, seed=0, solver=solver, search=search)
+    duration, seconds = seen[-1]
+    assert list(seconds) == [0] and 0 < seconds[0] <= duration
+    assert tammes.wall_s > 1000
+    monkeypatch.setattr(batch, "_LAST_TAMMES", [])  # solved again, not taken from the solve above
+    softmax = gnc_jax.solve_softmax_code(3, 14, seed=0, solver=solver, search=search)
+    assert softmax.wall_s > 1000
+    alone = gnc_jax.solve_tammes(3, 14, seed=0, solver=solver, search=search.replace(cross_seed=False))
+    assert seen[-1][1] == {} and alone.wall_s < 1000
+
+
 def test_a_searched_softmax_code_runs_the_annealer_that_seeded_its_search(monkeypatch):
     # (3, 14), a pair the search covers: the softmax-code annealer's code seeds the Tammes search and
     # competes with the Tammes code as the softmax code's start. Both calls have the seed's settings

@@ -71,7 +71,9 @@ class Solution(SolutionCore):
         Ctrl-C ('' otherwise).
       restarts: population size used.
       hits: how many members of the final population reached the best score to 1e-9.
-      wall_s: wall time of the bucket call (compile included) divided among its pairs.
+      wall_s: the pair's wall time (compile included): its share of its bucket call, plus what ran
+        for it alone before: its global search and the annealer that seeded it, and for a softmax
+        code its Tammes solve.
       n, H, gnc1, gnc2, gnc3, loss: HardMax only (eq. 5): features per class, the features (d, n K)
         float64, class-major, their collapse metrics (:mod:`gnc_jax._src.metrics`; GNC2 is the certified
         margin rho_one_vs_rest of W) and the HardMax loss of eq. (5) at (W, H); None otherwise.
@@ -508,7 +510,7 @@ def solve_pairs(
         compile_ahead(dd, [req.pairs[i][1] for i in members], [req.pair_key(i) for i in members], req.search)
         for kk in sorted({req.pairs[i][1] for i in members}):
             _certify_ahead(dd, kk)
-    candidates = _candidates(req)
+    candidates, seeding_s = _candidates(req)
     searched = _search(req, candidates)
     tammes = _tammes_codes(req)
     solved = set(searched)
@@ -548,7 +550,7 @@ def solve_pairs(
     def finish(bucket, members, raw, wall):
         out, sep = raw
         return [
-            _solution(req, i, out, sep, slot, wall + _seconds_before(i, searched, tammes))
+            _solution(req, i, out, sep, slot, wall + _seconds_before(i, seeding_s, searched, tammes))
             for slot, i in enumerate(members)
         ]
 
@@ -596,11 +598,12 @@ def _request(
     )
 
 
-def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
+def _candidates(req: _Request) -> tuple[dict[int, list[np.ndarray]], dict[int, float]]:
     """Per pair, the configurations that join its search or compete with its solver's: the caller's
     ``initial`` and, for a pair the search solves with ``cross_seed``, the softmax-code annealer's
-    code of the pair."""
-    candidates = {i: list(v) for i, v in req.initial.items()}
+    code of the pair; and per such pair the wall time of that annealer's solve, which the pair's
+    ``wall_s`` includes."""
+    candidates, seconds = {i: list(v) for i, v in req.initial.items()}, {}
     if req.prob.search_role == "solution" and req.search.cross_seed:
         seeded = [i for i, (_, kk) in enumerate(req.pairs) if req.searched(kk)]
         if seeded:
@@ -613,7 +616,8 @@ def _candidates(req: _Request) -> dict[int, list[np.ndarray]]:
             )
             for i, code in zip(seeded, codes):
                 candidates[i] = [*candidates.get(i, ()), code.W]
-    return candidates
+                seconds[i] = code.wall_s
+    return candidates, seconds
 
 
 def _seed_annealer(solver: SolverSettings) -> SolverSettings:
@@ -678,11 +682,11 @@ def _kept_tammes(req: _Request) -> list | None:
     return [dataclasses.replace(s, wall_s=0.0) for s in sols]
 
 
-def _seconds_before(i: int, searched: dict, tammes: dict) -> float:
-    """The wall time pair ``i`` spent before its bucket: its search's or its Tammes solve's."""
-    if i in searched:
-        return searched[i].elapsed_s
-    return tammes[i].wall_s if i in tammes else 0.0
+def _seconds_before(i: int, seeding_s: dict, searched: dict, tammes: dict) -> float:
+    """The wall time pair ``i`` spent before its bucket: the annealer's that seeded its search
+    (:func:`_candidates`), and its search's or its Tammes solve's."""
+    own = searched[i].elapsed_s if i in searched else tammes[i].wall_s if i in tammes else 0.0
+    return seeding_s.get(i, 0.0) + own
 
 
 def _search_stacks(req: _Request) -> dict:
