@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -389,8 +390,6 @@ def test_wall_s_counts_the_annealer_that_seeded_the_search(monkeypatch):
     # and in a softmax-code solve, which runs solve_tammes inside. Measured inside the seeding call
     # (positive, at most the call's own duration) and, with 1000 s added to it, the pair's wall_s is
     # over 1000 s. Without cross_seed nothing seeds the search and no time is added.
-    import time
-
     from gnc_jax._src import batch
 
     real, seen = batch._candidates, []
