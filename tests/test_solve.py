@@ -535,3 +535,20 @@ def test_a_softmax_code_takes_the_tammes_codes_just_solved_with_the_same_argumen
     again = gnc_jax.solve_softmax_code(3, [5, 7], seed=0, solver=solver)
     assert annealed == ["tammes"]
     np.testing.assert_array_equal(again[0].W, fresh[0].W)
+
+
+@pytest.mark.parametrize("stopped_by", ["rounds", "interrupt"])
+def test_a_tammes_solve_is_kept_unless_ctrl_c_ended_its_search(monkeypatch, stopped_by):
+    # Ctrl-C ends a search with its best so far, which a rerun would not repeat: a softmax code with
+    # the same arguments must then solve its Tammes code again. A search that ran out is kept.
+    from gnc_jax._src import batch
+
+    def search(d, Ks, *args):
+        stopped = stopped_by == "interrupt"
+        return [r._replace(interrupted=stopped, stopped_by=stopped_by) for r in stand_in_search(d, Ks)]
+
+    replace_the_search(monkeypatch, search)
+    settings = dict(seed=0, solver=SolverSettings(restarts=4, steps=60, polish_steps=20, hop_rounds=0))
+    tammes = gnc_jax.solve_tammes(3, 14, search=SEARCH_LEAN, **settings)  # one pair: one Solution
+    assert ("interrupt" in tammes.status_note) == (stopped_by == "interrupt")
+    assert bool(batch._LAST_TAMMES) == (stopped_by != "interrupt")

@@ -556,7 +556,7 @@ def solve_pairs(
 
     sols = runner.run_buckets(len(req.pairs), bucket_of, solve, finish, req.progress, f"solve {problem}")
     if req.prob.name == "tammes":
-        _keep_tammes(req, sols)
+        _keep_tammes(req, sols, interrupted=any(r.interrupted for r in searched.values()))
     return sols
 
 
@@ -659,13 +659,12 @@ def _tammes_codes(req: _Request) -> dict[int, Solution]:
 _LAST_TAMMES: list = []  # [(fingerprint, solutions, digests of their W)]: the last Tammes solve
 
 
-def _keep_tammes(req: _Request, sols: list) -> None:
+def _keep_tammes(req: _Request, sols: list, interrupted: bool) -> None:
     """Keep the caller's last Tammes solve whose result a rerun would repeat (no time limit,
-    ``initial`` or Ctrl-C), so that a softmax-code solve with the same arguments
-    (:func:`_tammes_codes`) takes its codes instead of solving them again (``make demo`` solves
-    both problems)."""
+    ``initial`` or Ctrl-C, which ends a search early: ``interrupted``), so that a softmax-code solve
+    with the same arguments (:func:`_tammes_codes`) takes its codes instead of solving them again
+    (``make demo`` solves both problems)."""
     fingerprint = req.fingerprint()
-    interrupted = any("interrupt" in s.status_note for s in sols)
     kept = fingerprint is not None and not interrupted
     _LAST_TAMMES[:] = [(fingerprint, sols, [_digest(s.W) for s in sols])] if kept else []
 
