@@ -131,6 +131,14 @@ def test_same_key_same_configuration_and_seeds_are_never_lost():
     assert seeded.min_chord >= a.min_chord - 1e-15
 
 
+def test_an_episode_restarts_unless_its_best_gains_restart_gain():
+    # No gain can reach a relative 10: an episode ends every restart_after rounds, whatever the
+    # search finds (rounds 2, 4 and 6 of 6); the patience still counts every gain.
+    settings = QUICK.replace(rounds=6, restart_after=2, restart_gain=10.0, init_steps=200, finish_steps=50)
+    res = search_tammes(3, 13, jax.random.key(0), settings)
+    assert res.rounds == 6 and res.restarts == 3 and res.stopped_by == "rounds"
+
+
 @pytest.mark.slow
 def test_time_limit_and_interrupt_return_the_best_so_far():
     res = search_tammes(
@@ -315,6 +323,7 @@ def test_bad_search_input():
         gnc_jax.solve_tammes(3, 16, seed=0, search=SearchSettings(population=-1))
     bad = (("interior_iters", -1), ("relax_steps", -1), ("restart_after", -1), ("energy_members", -1))
     bad += (("symmetric_starts", -1), ("symmetric_starts", 2.5))
+    bad += (("restart_gain", 0), ("restart_gain", float("nan")))
     for field, value in (*bad, ("energy_steps", 0), ("work_per_member", 0), ("cross_seed", 1)):
         with pytest.raises(ValueError, match=field):
             SearchSettings(**{field: value})
