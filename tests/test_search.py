@@ -133,7 +133,7 @@ def test_same_key_same_configuration_and_seeds_are_never_lost():
 
 def test_an_episode_restarts_unless_its_best_gains_restart_gain():
     # No gain can reach a relative 10: an episode ends every restart_after rounds, whatever the
-    # search finds (rounds 2, 4 and 6 of 6); the patience still counts every gain.
+    # search finds (rounds 2, 4 and 6 of 6).
     settings = QUICK.replace(rounds=6, restart_after=2, restart_gain=10.0, init_steps=200, finish_steps=50)
     res = search_tammes(3, 13, jax.random.key(0), settings)
     assert res.rounds == 6 and res.restarts == 3 and res.stopped_by == "rounds"
