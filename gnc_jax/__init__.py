@@ -26,7 +26,7 @@ from gnc_jax._src.geometry import (
     tammes_margin,
 )
 from gnc_jax._src.known import known_code
-from gnc_jax._src.search import SearchSettings
+from gnc_jax._src.search import SearchSettings, SearchStats
 from gnc_jax._src.status import Status
 from gnc_jax._src.sweep import sweep
 from gnc_jax._src.ufm import UFMSettings, UFMSolution, solve_ufm
@@ -46,6 +46,7 @@ __all__ = [
     # their settings and results
     "SolverSettings",
     "SearchSettings",
+    "SearchStats",
     "UFMSettings",
     "Solution",
     "UFMSolution",

@@ -188,6 +188,26 @@ def test_a_searched_pair_reports_how_its_search_stopped():
         gnc_jax.solve_tammes(3, 5, seed=0, time_limit=-1)  # K = 5: no search would have checked it
 
 
+def test_a_solution_says_how_its_search_ended():
+    # The solution and its JSON row carry the search's end: a round cap of 2 stops it by 'rounds'
+    # after 2 rounds, having spent the first population's work and two rounds' (priced by the
+    # settings: random starts only, no proposal source); a softmax code reports its Tammes search's;
+    # a pair below min_K, which no search covers, reports none.
+    search = QUICK.replace(rounds=2, restart_after=0, population=4, init_steps=200, finish_steps=50)
+    solver = SolverSettings(restarts=4, hop_rounds=0, lp_polish_iters=0)
+    tammes = gnc_jax.solve_tammes(3, 16, seed=0, solver=solver, search=search)
+    R = search.population
+    work = R * search.draw_cost(3, 16) + 2 * R * search.round_cost(3, 16)
+    assert tammes.search == ("rounds", 2, 0, pytest.approx(work, rel=1e-12), search.budget(3, 16))
+    row = tammes.summary()
+    assert (row["search_stopped_by"], row["search_rounds"], row["search_restarts"]) == ("rounds", 2, 0)
+    assert row["search_work"] == tammes.search.work and row["search_budget"] == search.budget(3, 16)
+    softmax = gnc_jax.solve_softmax_code(3, 16, seed=0, solver=solver, search=search)
+    assert softmax.search == tammes.search
+    small = gnc_jax.solve_tammes(3, 12, seed=0, solver=solver, search=search)
+    assert small.search is None and not any(k.startswith("search_") for k in small.summary())
+
+
 def test_the_search_stops_at_a_proven_optimum():
     # d = 2, K = 13: the regular 13-gon is optimal (cos(2 pi / 13)); d = 3, K = 6: Rankin's 90 deg
     # (the octahedron). Budgets and patience that would run for many rounds: the search stops as soon

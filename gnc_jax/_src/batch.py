@@ -32,7 +32,7 @@ from gnc_jax._src.driver import STATUS_NAMES, SolverSettings, axis_map, solve_pa
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.objectives import Problem, get_problem
 from gnc_jax._src.polish import polish
-from gnc_jax._src.search import SearchSettings, compile_ahead, search_stack
+from gnc_jax._src.search import SearchSettings, SearchStats, compile_ahead, search_stack
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import OPTIMAL_GAP, SolutionCore, Status
 from gnc_jax._src.store import CERTIFIED
@@ -74,6 +74,9 @@ class Solution(SolutionCore):
       wall_s: the pair's wall time (compile included): its share of its bucket call, plus what ran
         for it alone before: its global search and the annealer that seeded it, and for a softmax
         code its Tammes solve.
+      search: how the global search that ran for the pair ended (:class:`SearchStats`: why it
+        stopped, rounds, restarts, work and budget; for a softmax code, its Tammes search's), or None
+        where none ran.
       n, H, gnc1, gnc2, gnc3, loss: HardMax only (eq. 5): features per class, the features (d, n K)
         float64, class-major, their collapse metrics (:mod:`gnc_jax._src.metrics`; GNC2 is the certified
         margin rho_one_vs_rest of W) and the HardMax loss of eq. (5) at (W, H); None otherwise.
@@ -92,6 +95,7 @@ class Solution(SolutionCore):
     rattlers: np.ndarray
     certificate_gap: float
     hits: int
+    search: SearchStats | None = None
     n: int | None = None
     H: np.ndarray | None = None
     gnc1: float | None = None
@@ -125,6 +129,7 @@ class Solution(SolutionCore):
                 for k in ("n", "gnc1", "gnc2", "gnc3", "loss")
                 if getattr(self, k) is not None
             }
+            | (self.search.summary() if self.search else {})
         )
 
 
@@ -550,7 +555,15 @@ def solve_pairs(
     def finish(bucket, members, raw, wall):
         out, sep = raw
         return [
-            _solution(req, i, out, sep, slot, wall + _seconds_before(i, seeding_s, searched, tammes))
+            _solution(
+                req,
+                i,
+                out,
+                sep,
+                slot,
+                wall + _seconds_before(i, seeding_s, searched, tammes),
+                searched[i].stats if i in searched else tammes[i].search if i in tammes else None,
+            )
             for slot, i in enumerate(members)
         ]
 
@@ -823,8 +836,9 @@ def _polish(req: _Request, out: _Solved, sep, dims):
     return _certify(out.params, dims, out.K_max)
 
 
-def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) -> Solution:
-    """The :class:`Solution` of pair ``i`` in ``slot`` of a solved, certified bucket."""
+def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float, search) -> Solution:
+    """The :class:`Solution` of pair ``i`` in ``slot`` of a solved, certified bucket (``search``:
+    its :class:`SearchStats` or None)."""
     prob = req.prob
     n = prob.features_per_class
     dd, kk = req.pairs[i]
@@ -863,6 +877,7 @@ def _solution(req: _Request, i: int, out: _Solved, sep, slot: int, wall: float) 
         restarts=out.restarts,
         hits=out.hits[slot],
         wall_s=wall,
+        search=search,
         **extra,
     )
 

@@ -236,6 +236,33 @@ class SearchSettings(ValidatedSettings):
         return self.rounds > 0 and self.min_K <= K <= self.max_K
 
 
+class SearchStats(NamedTuple):
+    """How a global search ended, as a :class:`gnc_jax.Solution` reports it (``Solution.search``).
+
+    Attributes:
+      stopped_by: 'optimum', 'work', 'rounds', 'patience', 'time_limit' or 'interrupt'
+        (:attr:`SearchResult.stopped_by`).
+      rounds: rounds run.
+      restarts: populations drawn after the first (the episodes, less one).
+      work: member-steps spent (:func:`newton_step_cost`), the same count on any machine.
+      budget: the work budget, member-steps (:meth:`SearchSettings.budget`).
+    """
+
+    stopped_by: str
+    rounds: int
+    restarts: int
+    work: float
+    budget: float
+
+    def summary(self) -> dict:
+        """The fields with ``search_`` before their names (a solution's JSON row).
+
+        >>> SearchStats("work", 15, 1, 9.5e7, 1e8).summary()["search_stopped_by"]
+        'work'
+        """
+        return {f"search_{k}": v for k, v in self._asdict().items()}
+
+
 class SearchResult(NamedTuple):
     """Best configuration found by :func:`search_tammes` and how the search went."""
 
@@ -251,6 +278,11 @@ class SearchResult(NamedTuple):
     recent_gain: float  # relative gain of the best chord over the last ``patience`` rounds (nan: none run)
     work: float = 0.0  # member-steps spent (:func:`newton_step_cost`)
     yields: tuple = ()  # (source, members contributed, members at the episodes' ends) per source
+    budget: float = 0.0  # the work budget, member-steps (:meth:`SearchSettings.budget`)
+
+    @property
+    def stats(self) -> SearchStats:
+        return SearchStats(self.stopped_by, self.rounds, self.restarts, self.work, self.budget)
 
     @property
     def status(self) -> Status:
@@ -714,6 +746,7 @@ class _Pair:
             recent_gain=recent_gain,
             work=self.spent,
             yields=self.sources.yields(),
+            budget=self.budget,
         )
 
 
