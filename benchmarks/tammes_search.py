@@ -99,6 +99,12 @@ def solve_cli(problem, d, K, *extra, timeout=None, cache="", repo=None):
     return json.loads(out.stdout.strip().splitlines()[-1]), wall, log
 
 
+def search_fields(sol):
+    """How the pair's search ended (``search_stopped_by``, ``_rounds``, ``_restarts``, ``_work``,
+    ``_budget`` of its JSON row; none where no search ran)."""
+    return {k: v for k, v in sol.items() if k.startswith("search_")}
+
+
 def solve_tammes_cli(d, K, *extra):
     """:func:`solve_cli` for a Tammes pair, with its configuration (``--save`` into a temporary folder)."""
     with tempfile.TemporaryDirectory() as folder:
@@ -209,7 +215,7 @@ def part_dev(Ks):
             "budget_s": time_budget(3, K),
             "status": sol["status"],
             "rounds_log": log,
-        }
+        } | search_fields(sol)
         if row["record"]:
             keep_record(W, f"tammes_d3_K{K}.npy")
         rows[K] = row
@@ -249,7 +255,7 @@ def part_seeds(d, Ks, seeds, work_per_member=None):
                 "wall_s": round(wall, 1),
                 "rounds_log": log,
                 "commit": commit,
-            }
+            } | search_fields(sol)
             if work_per_member:
                 row["work_per_member"] = work_per_member
             print(json.dumps(row), flush=True)

@@ -99,7 +99,7 @@ def test_shares_follow_the_yield():
     assert src.shares(3 * n).tolist() == [3] * n
     drawn = np.repeat(np.arange(n), 2)
     origin = np.zeros_like(drawn)  # every member descends from 'random' at the episode's end
-    src.score(origin, drawn)
+    src = src.after_episode(origin, drawn)
     shares = src.shares(32)
     assert shares.sum() == 32 and shares[0] == shares.max() and shares[0] >= 32 // 2
     assert all(shares[1:] <= shares[0] // 4)
@@ -431,6 +431,21 @@ def test_the_budget_is_work_not_time():
     assert SearchSettings(population=8).finish_cost(3, 40) == (4 * 300 + 4 * 1000) / 8
     costs = [SearchSettings().round_cost(3, K) for K in (13, 64, 130, 200)]
     assert costs == sorted(costs) and costs[0] < costs[-1]
+
+
+def test_the_work_never_exceeds_the_budget_after_the_first_population():
+    # Every round is a stale episode (restart_gain 10), and the symmetric starts of K = 13 cost
+    # more than a round: a new population is drawn only when its random starts, its proposals and a
+    # round fit, so the search stops by its work within the budget, where pricing the draw without
+    # its proposals would end it above (37,701 member-steps against a budget of 33,171 here).
+    s = SMALL.replace(energy_members=0, rounds=10**6, patience=10**6, restart_after=1, restart_gain=10.0)
+    s = s.replace(work_per_member=1150, finish_steps=50)
+    res = search_tammes(3, 13, jax.random.key(0), s)
+    sources = _Sources(3, 13, s)
+    first = s.population * s.draw_cost(3, 13) + sources.draw_work(s.population)
+    assert first <= s.budget(3, 13)  # the first population is drawn whatever it costs
+    assert res.stopped_by == "work" and first < res.work <= s.budget(3, 13)
+    assert res.work + s.population * s.round_cost(3, 13) > s.budget(3, 13)  # no round left
 
 
 def test_the_population_is_sized_to_the_device():

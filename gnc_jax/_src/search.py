@@ -24,8 +24,11 @@ the best eighth multiply a good lineage), against the members it contributed, (w
 The run is bounded by a deterministic work budget (:meth:`SearchSettings.budget`) in *member-steps*:
 one anneal step of one member of the pair (a Gram matrix of the K points); a Newton step of the
 interior-point solve counts :func:`newton_step_cost`, a symmetric start's step a / K of one (a free
-representatives). The same seed on the same kind of device spends the same work and returns the same
-bits (on a GPU up to the rounding of XLA's reductions, which may differ from run to run);
+representatives). A round runs, and a new population is drawn, only where its work fits what is left
+of the budget (a new population's random starts, its proposals, priced before they run, and one
+round); only the first population is drawn whatever it costs. The same seed on the same kind of
+device spends the same work and returns the same bits (on a GPU up to the rounding of XLA's
+reductions, which may differ from run to run);
 ``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far, and so does reaching a
 proven optimum (a closed form of :func:`gnc_jax._src.theory.tammes_closed_form`: nothing is better).
 
@@ -37,6 +40,7 @@ docs/results.md.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import time
@@ -581,37 +585,47 @@ class _Sources:
         counts[order[: n - counts.sum()]] += 1
         return counts
 
-    def propose(self, name: str, n: int, key: jax.Array) -> tuple[list[np.ndarray], float]:
-        """Up to n proposals of a symmetric or energy source, best first, and their work."""
+    def source_work(self, name: str) -> float:
+        """The work of one draw of a symmetric or energy source (whatever its share): the energy
+        continuation's steps, or a symmetric start's steps of a / K each per decomposition."""
+        s = self.s
+        if name == "energy":
+            return s.energy_members * (len(RIESZ_EXPONENTS) + 1) * s.energy_steps
+        steps = s.init_steps // 2
+        return sum(s.symmetric_starts * steps * a / self.K for a, _ in decompositions(name, self.K))
+
+    def draw_work(self, n: int) -> float:
+        """The work :meth:`draw` spends on proposals for n members, known before it runs."""
+        shares = zip(self.names, self.shares(n))
+        return sum(self.source_work(name) for name, count in shares if count and name != "random")
+
+    def propose(self, name: str, n: int, key: jax.Array) -> list[np.ndarray]:
+        """Up to n proposals of a symmetric or energy source, best first."""
         if name == "energy":
             found = _energy_codes(self.d, self.K, self.K_max, key, self.s)
-            work = self.s.energy_members * (len(RIESZ_EXPONENTS) + 1) * self.s.energy_steps
-            return sorted(found, key=tammes_margin, reverse=True)[:n], work
-        pool, work, steps = [], 0.0, self.s.init_steps // 2
-        for (a, _), best in zip(
-            decompositions(name, self.K),
-            symmetric_starts(self.K, key, self.s.symmetric_starts, steps, (name,), n),
-        ):
-            pool += list(best)
-            work += self.s.symmetric_starts * steps * a / self.K
-        return sorted(pool, key=tammes_margin, reverse=True)[:n], work
+            return sorted(found, key=tammes_margin, reverse=True)[:n]
+        starts = symmetric_starts(self.K, key, self.s.symmetric_starts, self.s.init_steps // 2, (name,), n)
+        pool = [A for best in starts for A in best]
+        return sorted(pool, key=tammes_margin, reverse=True)[:n]
 
     def draw(self, n: int, key: jax.Array):
         """Proposals for n members (the random source's slots stay empty), their origins and work."""
-        proposals, origin, work = [], [], 0.0
+        proposals, origin = [], []
         for i, (name, count) in enumerate(zip(self.names, self.shares(n))):
             if count and name != "random":
-                found, cost = self.propose(name, int(count), jax.random.fold_in(key, i))
+                found = self.propose(name, int(count), jax.random.fold_in(key, i))
                 proposals += found
                 origin += [i] * len(found)
-                work += cost
         origin += [0] * (n - len(origin))  # random members fill the rest
-        return proposals, np.array(origin), work
+        return proposals, np.array(origin), self.draw_work(n)
 
-    def score(self, origin: np.ndarray, drawn: np.ndarray) -> None:
-        """An episode ended: the members each source contributed, and those of its lineage now."""
-        self.pulls += np.bincount(drawn[drawn >= 0], minlength=len(self.names))
-        self.wins += np.bincount(origin[origin >= 0], minlength=len(self.names))
+    def after_episode(self, origin: np.ndarray, drawn: np.ndarray) -> _Sources:
+        """The sources once an episode ends (a copy): the members each contributed, and those of its
+        lineage now."""
+        out = copy.copy(self)
+        out.pulls = self.pulls + np.bincount(drawn[drawn >= 0], minlength=len(self.names))
+        out.wins = self.wins + np.bincount(origin[origin >= 0], minlength=len(self.names))
+        return out
 
     def yields(self) -> tuple:
         return tuple((n, int(p), int(w)) for n, p, w in zip(self.names, self.pulls, self.wins))
@@ -712,9 +726,12 @@ class _Pair:
         if self.rounds - self.last_gain >= s.patience:
             self.stopped_by = "patience"
             return
-        stale = self.rounds - self.episode_gain >= s.restart_after
-        if s.restart_after and stale and self.spent + R * s.draw_cost(d, K) + self.round_work <= self.budget:
-            self.sources.score(self.origin, self.drawn)
+        if not s.restart_after or self.rounds - self.episode_gain < s.restart_after:
+            return
+        sources = self.sources.after_episode(self.origin, self.drawn)
+        draw = R * s.draw_cost(d, K) + sources.draw_work(R)
+        if self.spent + draw + self.round_work <= self.budget:  # a new population and a round fit
+            self.sources = sources
             self.restarts += 1
             self.X, self.c, self.origin, work = self.population(self.restarts, [])
             self.drawn, self.spent, self.episode_gain = self.origin.copy(), self.spent + work, self.rounds
@@ -722,7 +739,7 @@ class _Pair:
             self.best_after[-1] = self.best
 
     def result(self) -> SearchResult:
-        self.sources.score(self.origin, self.drawn)
+        self.sources = self.sources.after_episode(self.origin, self.drawn)
         p, after = self.s.patience, self.best_after
         since = after[max(0, len(after) - 1 - p)]
         recent_gain = (after[-1] - since) / since if len(after) > 1 else float("nan")
