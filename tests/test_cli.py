@@ -52,6 +52,21 @@ def test_parse_int_spec_errors(text, match):
 
 
 @pytest.mark.slow
+def test_a_searched_pair_says_what_stopped_its_search():
+    # K = 16 is searched; a round cap of 2 stops the search: the table's search column and the JSON
+    # row say so (K = 6, below the search's min_K, has none: '-').
+    search = ["--search-rounds", "2", "--search-population", "4", "--quiet", *FAST]
+    out = run_cli("solve", "tammes", "--d", "3", "--K", "6,16", "--format", "json", *search)
+    assert out.returncode == 0, out.stderr
+    rows = {r["K"]: r for r in map(json.loads, out.stdout.strip().splitlines())}
+    assert (rows[16]["search_stopped_by"], rows[16]["search_rounds"]) == ("rounds", 2)
+    assert not any(k.startswith("search_") for k in rows[6])
+    table = run_cli("solve", "tammes", "--d", "3", "--K", "6,16", *search).stdout.splitlines()
+    column = table[0].split().index("search")
+    assert [line.split()[column] for line in table[1:]] == ["-", "rounds"]
+
+
+@pytest.mark.slow
 def test_json_output_and_save(tmp_path):
     out = run_cli(
         "solve",

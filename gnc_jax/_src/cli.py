@@ -374,6 +374,7 @@ SOLVE_COLUMNS = [  # name, format spec ('' for str(); None prints as '-')
     ("n_rattlers", "d"),
     ("certificate_gap", ".1e"),
     ("status", ""),
+    ("search", ""),  # what stopped the pair's global search ('-': none ran)
     ("hits", ""),
     ("wall_s", ".2f"),
 ]
@@ -614,7 +615,8 @@ def cmd_solve(args) -> int:
     if args.format == "json":
         _print_json_lines(rows)
     else:
-        print_rows([r | {"hits": f"{r['hits']}/{r['restarts']}"} for r in rows], SOLVE_COLUMNS)
+        shown = [{"hits": f"{r['hits']}/{r['restarts']}", "search": r.get("search_stopped_by")} for r in rows]
+        print_rows([r | extra for r, extra in zip(rows, shown)], SOLVE_COLUMNS)
     if args.save:
         for s in sols:
             np.save(os.path.join(args.save, f"{s.problem}_d{s.d}_K{s.K}.npy"), s.W.astype(np.float64))
