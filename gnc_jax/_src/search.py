@@ -107,7 +107,8 @@ class SearchSettings(ValidatedSettings):
       patience: stop after this many rounds without a gain of the best chord by more than
         1e-10 (relative).
       restart_after: end an episode (a new population from the sources) after this many rounds
-        without a gain of the best chord by more than ``restart_gain`` (0: never).
+        without a gain of the best chord by more than ``restart_gain`` (0: never), where the new
+        population and a round fit what is left of the budget (else the episode goes on).
       restart_gain: the relative gain of the best chord that keeps an episode going (the default
         is the patience's 1e-10; 1e-4, which ends episodes whose best only creeps, was measured and
         not adopted: docs/results.md, "A restart rule for creeping episodes").
