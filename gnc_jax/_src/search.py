@@ -592,8 +592,13 @@ class _Sources:
         s = self.s
         if name == "energy":
             return s.energy_members * (len(RIESZ_EXPONENTS) + 1) * s.energy_steps
-        steps = s.init_steps // 2
+        steps = self.symmetric_steps
         return sum(s.symmetric_starts * steps * a / self.K for a, _ in decompositions(name, self.K))
+
+    @property
+    def symmetric_steps(self) -> int:
+        """The anneal steps of a symmetric start: half a random member's."""
+        return self.s.init_steps // 2
 
     def draw_work(self, n: int) -> float:
         """The work :meth:`draw` spends on proposals for n members, known before it runs."""
@@ -605,7 +610,7 @@ class _Sources:
         if name == "energy":
             found = _energy_codes(self.d, self.K, self.K_max, key, self.s)
             return sorted(found, key=tammes_margin, reverse=True)[:n]
-        starts = symmetric_starts(self.K, key, self.s.symmetric_starts, self.s.init_steps // 2, (name,), n)
+        starts = symmetric_starts(self.K, key, self.s.symmetric_starts, self.symmetric_steps, (name,), n)
         pool = [A for best in starts for A in best]
         return sorted(pool, key=tammes_margin, reverse=True)[:n]
 
