@@ -1,6 +1,6 @@
 # Shared by benchmarks/device_check*.sh (sourced): the environment, a timed step and a smoke test.
 # The machine's python3 is used with this checkout on PYTHONPATH (its jax, flax, optax are the image's).
-export PYTHONPATH=$PWD/benchmarks:$PWD PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+export PYTHONPATH=$PWD/benchmarks:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 step() { # step NAME SECONDS COMMAND...: run within SECONDS (and the time left before $end, if set),
     local name=$1 limit=$2 t0=$SECONDS # then log its wall time and exit status
     shift 2
