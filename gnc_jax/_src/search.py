@@ -59,7 +59,7 @@ from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.runner import bucket_size, time_limit_seconds
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import OPTIMAL_GAP, Status
-from gnc_jax._src.symmetric import decompositions, symmetric_starts
+from gnc_jax._src.symmetric import compile_symmetric_starts, decompositions, symmetric_starts
 from gnc_jax._src.theory import tammes_closed_form
 
 
@@ -614,6 +614,11 @@ class _Sources:
         pool = [A for best in starts for A in best]
         return sorted(pool, key=tammes_margin, reverse=True)[:n]
 
+    def compile_ahead(self, n: int) -> None:
+        """Start compiling the symmetric starts that :meth:`draw` of n members runs."""
+        groups = [name for name, count in zip(self.names, self.shares(n)) if count and name in GROUPS]
+        compile_symmetric_starts(self.K, self.s.symmetric_starts, self.symmetric_steps, groups)
+
     def draw(self, n: int, key: jax.Array):
         """Proposals for n members (the random source's slots stay empty), their origins and work."""
         proposals, origin = [], []
@@ -783,11 +788,13 @@ def _stack_plan(d: int, Ks: list[int], settings: SearchSettings | None):
 
 
 def _compile_pair(d: int, K: int, key: jax.Array, s: SearchSettings, padded, slots: int) -> None:
-    """Start compiling the programs a pair's search calls (:class:`CompiledAhead`)."""
+    """Start compiling the programs a pair's search calls (:class:`CompiledAhead`), in the order its
+    first population calls them: the symmetric starts, the energy continuation, the draw, the round."""
     K_max, R = padded(K), s.population
     f64, flag = jnp.float64, jnp.bool_
     spec = jax.ShapeDtypeStruct
     key = jax.eval_shape(lambda k: jax.random.fold_in(k, 0), key)
+    _Sources(d, K, s, K_max).compile_ahead(R)
     draw, search_round, _ = _programs(d, K_max, s)
     if s.energy_members:
         _energy_program(d, K_max, s).start(key, spec((K_max,), flag))

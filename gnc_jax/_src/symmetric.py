@@ -209,6 +209,15 @@ def _distinct_best(score: np.ndarray, keep: int, rtol: float = 1e-9) -> np.ndarr
     return np.array(taken)
 
 
+def compile_symmetric_starts(K: int, starts: int, steps: int, groups=("I",)) -> None:
+    """Start compiling the anneals :func:`symmetric_starts` runs for K (:class:`CompiledAhead`)."""
+    for name in groups:
+        for a, chosen in decompositions(name, K):
+            if a:
+                spec = jax.ShapeDtypeStruct((starts, 3, a), jnp.float64)
+                _anneal_program(name, a, chosen, steps).start(spec)
+
+
 @float64
 def symmetric_starts(
     K: int, key: jax.Array, starts: int, steps: int, groups=("I",), keep: int = 1
@@ -223,9 +232,7 @@ def symmetric_starts(
         for g, name in enumerate(groups)
         for i, (a, chosen) in enumerate(decompositions(name, K))
     ]
-    for _, name, _, a, chosen in jobs:  # compiled on a background thread while the first ones run
-        if a:
-            _anneal_program(name, a, chosen, steps).start(jax.ShapeDtypeStruct((starts, 3, a), jnp.float64))
+    compile_symmetric_starts(K, starts, steps, groups)  # on background threads while the first ones run
     out = []
     for g, name, i, a, chosen in jobs:
         if a == 0:
