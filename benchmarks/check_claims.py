@@ -137,7 +137,8 @@ def gpu_scale_claim() -> str:
 
     return (
         f"on one {one['device']}, defaults, whole process: (512, 10,000) softmax code in "
-        f"{up(one['wall_s'], 1)} s ({rho(one)}, {up(one['device_peak_gib'], 1)} GiB on the device) and "
+        f"{up(one['wall_s'], 1)} s ({rho(one)}, {up(one['device_peak_gib'], 1)} GiB on the device, "
+        f"2026-12-04) and, with the defaults of 2026-11-27 (the CPU's work limit, the untied anneal), "
         f"(512, 100,000) in {up(big['wall_s'], 1)} s ({rho(big)}, {up(big['device_peak_gib'], 1)} GiB on "
         f"the device, where one K × K array would take {down(dense, 1)} GiB); one restart of "
         f"{slow['settings']['steps']} + {slow['settings']['polish_steps']} float64 steps: {rho(slow)} in "

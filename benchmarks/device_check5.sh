@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fifth round of accelerator checks (issue 46 item 3), a short one: the d = 3 Tammes bucket
-# K = 97..128 stacked 32 pairs in one compiled search, as step 3 of device_check4.sh, now that the
-# pairs' programs compile side by side on the host's cores (gnc_jax._src.process._COMPILER):
+# K = 97..128 stacked 32 pairs in one compiled search, as step 3 of device_check4.sh. Run on
+# 2026-12-04 with the compile queue on 15 threads (commit 0af9816, not kept; docs/results.md):
 #
 #   bash benchmarks/device_check5.sh OUTDIR [SECONDS]   (SECONDS: the step's limit, default 150)
 set -u

@@ -105,6 +105,33 @@ def test_shares_follow_the_yield():
     assert all(shares[1:] <= shares[0] // 4)
 
 
+def test_the_symmetric_starts_compiled_ahead_are_those_a_draw_runs(monkeypatch):
+    # _Sources.compile_ahead must start the very programs (group, decomposition, steps, shape) that
+    # its draw then calls; a program started at another shape would compile for nothing.
+    from gnc_jax._src.process import CompiledAhead
+
+    started, called = set(), []
+    start, call = CompiledAhead.start, CompiledAhead.__call__
+
+    def record_start(self, *specs):
+        started.add((id(self), tuple((a.shape, str(a.dtype)) for a in specs)))
+        return start(self, *specs)
+
+    def record_call(self, *args):
+        called.append((id(self), tuple((np.shape(a), str(a.dtype)) for a in args)))
+        return call(self, *args)
+
+    s = SearchSettings(population=24, symmetric_starts=2, init_steps=8, energy_members=0)
+    src = _Sources(3, 14, s)
+    assert len(src.names) > 3  # several groups fit K = 14
+    monkeypatch.setattr(CompiledAhead, "start", record_start)
+    float64(src.compile_ahead)(s.population)
+    monkeypatch.setattr(CompiledAhead, "start", start)
+    monkeypatch.setattr(CompiledAhead, "__call__", record_call)
+    float64(src.draw)(s.population, jax.random.key(0))
+    assert called and set(called) == started
+
+
 @pytest.mark.slow
 def test_snub_cube_through_the_default_api():
     row = next(r for r in known_tammes() if (r["d"], r["K"]) == (3, 24))

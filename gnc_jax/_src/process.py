@@ -18,9 +18,7 @@
   the search's programs and the certification of its code compile (about 16 s of a d = 3, K = 60
   Tammes solve on a 2-core CPU) while the cross-seeded solve and the symmetric starts run, which
   leave the second core mostly idle. XLA releases the GIL while it compiles; the compiled program is
-  the one the call would have compiled, so the answer is the same bit for bit. Compilations run on
-  every core but one (one on a 2-core CPU): a stack of pairs on an accelerator starts its pairs'
-  programs at once, and the host's cores compile them side by side.
+  the one the call would have compiled, so the answer is the same bit for bit.
 * :func:`tune_allocator` (called by the ``gnc-jax`` command and
   the benchmarks, never on import): XLA:CPU allocates a step's temporaries (megabytes for a batch of
   restarts) on every iteration of a compiled loop. With glibc's adaptive defaults these go to fresh
@@ -117,7 +115,7 @@ def one_at_a_time(program):
     return exclusive
 
 
-_COMPILER = ThreadPoolExecutor(max(1, cpu_cores() - 1), thread_name_prefix="gnc-compile")
+_COMPILER = ThreadPoolExecutor(1, thread_name_prefix="gnc-compile")
 
 
 class CompiledAhead:
