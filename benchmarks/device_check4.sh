@@ -11,6 +11,8 @@
 #    JSON row per pair (its search's end and work) and the search's per-round lines, so that a run
 #    stopped at its limit still shows how far each pair got; the codes come back as one archive;
 # 4. the same for the bucket K = 65..96 with the time that is left.
+# The device image has no highspy: carry its cp312 wheel in .whl (git-ignored) and install it first,
+#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 # FACE, TOP and LOW override the pairs of steps 2-4 (a dry run on a CPU: FACE=16:200 TOP=13:17 ...).
 set -u
 source "$(dirname "$0")/device_common.sh"
