@@ -232,7 +232,7 @@ def symmetric_starts(
         for g, name in enumerate(groups)
         for i, (a, chosen) in enumerate(decompositions(name, K))
     ]
-    compile_symmetric_starts(K, starts, steps, groups)  # on background threads while the first ones run
+    compile_symmetric_starts(K, starts, steps, groups)  # on a background thread while the first ones run
     out = []
     for g, name, i, a, chosen in jobs:
         if a == 0:
