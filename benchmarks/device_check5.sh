@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/device_check5.sh OUTDIR [SECONDS]   (SECONDS: the step's limit, default 150)
 set -u
-export PYTHONPATH=$PWD/benchmarks:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+source "$(dirname "$0")/device_common.sh" # the environment only (no smoke test: the step gets the time)
 out=${1:?usage: $0 OUTDIR [SECONDS]}
 mkdir -p "$out"
 echo "cores $(nproc)"
