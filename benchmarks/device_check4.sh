@@ -25,12 +25,5 @@ print('core_count', [getattr(d, 'core_count', None) for d in jax.local_devices()
       'population(3, 96)', search.default_population(3, 96))"
 step face 90 python3 benchmarks/scale.py --pairs "${FACE:-512:10000}" --problems softmax-code \
     --out "$out/scale_gpu.json"
-bucket() { # bucket NAME SECONDS K0:K1: one stacked search of the bucket, rows, per-round lines, codes
-    local name=$1 codes=/tmp/codes_$1
-    step "$name" "$2" sh -c 'exec python3 -m gnc_jax solve tammes --d 3 --K "$0" --seed 0 --search-stack 32 \
-        --format json --save "$1" > "$2" 2> "$3"' "$3" "$codes" "$out/$name.jsonl" "$out/$name.log"
-    tail -n 3 "$out/$name.log"
-    [[ -d $codes ]] && tar czf "$out/$name.tgz" -C /tmp "codes_$name"
-}
 bucket top 300 "${TOP:-97:129}"
 bucket low 300 "${LOW:-65:97}"

@@ -28,3 +28,10 @@ begin() { # begin SCRIPT OUTDIR [SECONDS]: sets $out and the overall limit $end 
     mkdir -p "$out"
     smoke
 }
+bucket() { # bucket NAME SECONDS K0:K1: one stacked search of the bucket, rows, per-round lines, codes
+    local name=$1 codes=/tmp/codes_$1
+    step "$name" "$2" sh -c 'exec python3 -m gnc_jax solve tammes --d 3 --K "$0" --seed 0 --search-stack 32 \
+        --format json --save "$1" > "$2" 2> "$3"' "$3" "$codes" "$out/$name.jsonl" "$out/$name.log"
+    tail -n 3 "$out/$name.log"
+    [[ -d $codes ]] && tar czf "$out/$name.tgz" -C /tmp "codes_$name"
+}

@@ -86,3 +86,23 @@ def test_run_buckets_refuses_a_finish_that_drops_members():
 def test_bad_values_name_the_argument(call, match):
     with pytest.raises(InvalidArgument, match=match):
         call()
+
+
+def test_over_slots_runs_each_active_slot_as_alone_and_skips_the_others():
+    # A slot's outputs are f of its own arguments, whatever the other slots hold or whether they are
+    # active: the same bits as f called on that slot alone (on this CPU one slot after another), and
+    # an inactive slot's outputs are zeros (skipped, not computed).
+    def f(x, k):
+        return jax.numpy.tanh(x @ x.T).sum(axis=1) * k, jax.numpy.linalg.norm(x)
+
+    x = jax.random.normal(jax.random.key(0), (4, 5, 3))
+    k = jax.numpy.arange(1.0, 5.0)
+    run = jax.jit(runner.over_slots(f))
+    out, norms = run(np.array([True, False, True, True]), x, k)
+    for i in (0, 2, 3):
+        alone = jax.jit(f)(x[i], k[i])
+        np.testing.assert_array_equal(out[i], alone[0])
+        assert norms[i] == alone[1]
+    assert not np.any(out[1]) and norms[1] == 0
+    other = x.at[0].set(0.0).at[3].set(7.0)  # slot 2 among other neighbours
+    np.testing.assert_array_equal(run(np.array([True, True, True, False]), other, k)[0][2], out[2])

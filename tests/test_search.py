@@ -20,6 +20,8 @@ from gnc_jax._src.search import (
     GROUPS,
     ROTATION_SHIFT,
     SearchSettings,
+    _compile_proposals,
+    _draw_proposals,
     _Sources,
     angle_deg,
     default_population,
@@ -105,9 +107,12 @@ def test_shares_follow_the_yield():
     assert all(shares[1:] <= shares[0] // 4)
 
 
-def test_the_symmetric_starts_compiled_ahead_are_those_a_draw_runs(monkeypatch):
-    # _Sources.compile_ahead must start the very programs (group, decomposition, steps, shape) that
-    # its draw then calls; a program started at another shape would compile for nothing.
+@pytest.mark.parametrize("stack", [1, 2])
+def test_the_proposal_programs_compiled_ahead_are_those_a_draw_runs(monkeypatch, stack):
+    # _compile_proposals must start the very programs (group, decomposition or padded size, steps,
+    # shape) that the draw then calls, alone (one program per decomposition) and in a stack (one
+    # padded program per group for the pairs drawn at once); one started at another shape would
+    # compile for nothing.
     from gnc_jax._src.process import CompiledAhead
 
     started, called = set(), []
@@ -121,18 +126,18 @@ def test_the_symmetric_starts_compiled_ahead_are_those_a_draw_runs(monkeypatch):
         called.append((id(self), tuple((np.shape(a), str(a.dtype)) for a in args)))
         return call(self, *args)
 
-    s = SearchSettings(population=3, symmetric_starts=2, init_steps=8, energy_members=0)
-    src = _Sources(3, 14, s)
-    assert (src.shares(3)[1:] > 0).sum() == 2  # two groups that fit K = 14 get a member each
+    s = SearchSettings(population=3, symmetric_starts=2, init_steps=8, energy_members=0, stack=stack)
+    sources = [_Sources(3, K, s, 16 if stack > 1 else K) for K in ((14, 15) if stack > 1 else (14,))]
+    assert (sources[0].shares(3)[1:] > 0).sum() == 2  # two groups that fit K = 14 get a member each
     monkeypatch.setattr(CompiledAhead, "start", record_start)
-    float64(src.compile_ahead)(s.population)
+    key = jax.random.key(0)
+    float64(_compile_proposals)(sources, s.population, key, len(sources))
     monkeypatch.setattr(CompiledAhead, "start", start)
     monkeypatch.setattr(CompiledAhead, "__call__", record_call)
-    float64(src.draw)(s.population, jax.random.key(0))
+    float64(_draw_proposals)([(src, s.population, key) for src in sources], len(sources))
     assert called and set(called) == started
 
 
-@pytest.mark.slow
 def test_snub_cube_through_the_default_api():
     row = next(r for r in known_tammes() if (r["d"], r["K"]) == (3, 24))
     s = gnc_jax.solve_tammes(3, 24, seed=0, search=SearchSettings(population=8, rounds=10))
@@ -485,20 +490,29 @@ def test_the_population_is_sized_to_the_device():
 @pytest.mark.slow
 def test_pairs_stacked_in_one_round_are_searched_as_alone():
     # stack = 2: (3, 13), (3, 14), (3, 15) padded to 16 points in two slots of one compiled round, the
-    # third entering when a slot frees. Padded points are in no chord, move or constraint: each result
-    # is a (3, K) code at the proven optimum (13, 14), and a pair's result depends on its key and
-    # settings, not on its slot or its neighbour.
-    s = QUICK.replace(stack=2, rounds=6, patience=7)
-    keys = {K: jax.random.key(K) for K in (13, 14, 15)}
-    res = dict(zip((13, 14, 15), search_stack(3, [13, 14, 15], [keys[K] for K in (13, 14, 15)], s)))
+    # third entering when a slot frees; every proposal source is on and episodes are short, so pairs
+    # draw populations together (the symmetric starts in padded programs, the energy continuation and
+    # the draw over the slots) and alone. Padded points are in no chord, move or constraint: each
+    # result is a (3, K) code at the proven optimum (13, 14), and a pair's result depends on its key
+    # and settings, not on its slot, its neighbour or whom it drew with.
+    s = SMALL.replace(
+        stack=2, rounds=4, patience=7, init_steps=200, finish_steps=100, restart_after=1, population=16
+    )
+    s = s.replace(symmetric_starts=3, energy_members=2, energy_steps=50)
+    keys = {K: jax.random.key(K) for K in (13, 14, 15, 16)}
+    run = lambda Ks: dict(zip(Ks, search_stack(3, Ks, [keys[K] for K in Ks], s)))
+    res = run([13, 14, 15])
     proven = {r["K"]: r["angle"] for r in known_tammes() if r["d"] == 3 and r["proven"]}
     for K, r in res.items():
         assert r.W.shape == (3, K) and r.min_chord == gnc_jax.tammes_margin(r.W)
-        assert r.rounds == 6 and r.stopped_by == "rounds"
+        assert r.rounds == 4 and r.stopped_by == "rounds" and r.restarts >= 1
+        assert {name for name, pulls, _ in r.yields if pulls} > {"random", "energy"}  # symmetric too
     for K in (13, 14):
         assert angle_deg(res[K].min_chord) == pytest.approx(proven[K], abs=1e-9)
-    other = search_stack(3, [15, 14], [keys[15], keys[14]], s)[1]  # 14 in the other slot, beside 15
-    np.testing.assert_array_equal(other.W, res[14].W)
+    other = run([15, 14])  # 14 in the other slot, beside 15
+    later = run([13, 16, 14])  # 14 enters when a slot frees, its first population drawn alone
+    for K, found in ((14, other), (15, other), (14, later)):
+        np.testing.assert_array_equal(found[K].W, res[K].W)
     with pytest.raises(ValueError, match="keys"):
         search_stack(3, [13, 14], [keys[13]], s)
 

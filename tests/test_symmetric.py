@@ -107,6 +107,52 @@ def test_the_orbit_objective_is_the_whole_configurations(name, a, chosen):
         assert float(objective.max_cos(reps)) == pytest.approx(max_cos, abs=1e-14)
 
 
+@pytest.mark.parametrize(
+    "name, a, chosen, a_pad", [("D5", 2, (0, 1), 4), ("C3", 5, (1,), 6), ("T", 1, (2,), 3)]
+)
+def test_the_padded_objective_is_each_decompositions_objective(name, a, chosen, a_pad):
+    # One padded objective serves every decomposition with a <= a_pad: with the first a
+    # representatives and the chosen orbits unmasked, its loss, gradient (zero in the masked
+    # representatives) and max_cos are those of the decomposition's own objective.
+    orbits = len(symmetric.special_orbits(name))
+    masks = (jnp.arange(a_pad) < a, jnp.isin(jnp.arange(orbits), jnp.array(chosen, int)))
+    with jax.enable_x64(True):
+        own, padded = (
+            symmetric.orbit_objective(name, a, chosen),
+            symmetric.padded_orbit_objective(name, a_pad),
+        )
+        reps = jax.random.normal(jax.random.key(4), (3, a_pad), jnp.float64)
+        reps = reps / jnp.linalg.norm(reps, axis=0)
+        for t in (0.1, 1e-3):
+            value, grad = own.value_and_grad({"W": reps[:, :a]}, t)
+            value_p, grad_p = padded.value_and_grad({"W": reps}, t, padded.weights(masks))
+            assert float(value_p) == pytest.approx(float(value), rel=1e-13)
+            np.testing.assert_allclose(grad_p["W"][:, :a], grad["W"], rtol=1e-10, atol=1e-14)
+            assert not np.any(grad_p["W"][:, a:])
+        assert float(padded.max_cos(reps, padded.weights(masks))) == pytest.approx(
+            float(own.max_cos(reps[:, :a])), abs=1e-15
+        )
+
+
+def test_padded_starts_are_each_requests_starts_alone():
+    # padded_symmetric_starts anneals the decompositions of several K in one program: what a request
+    # gets is bit for bit what it gets alone (its block and the program's shapes do not depend on the
+    # others), and the configurations are those symmetric_starts finds (same starts, same objective up
+    # to rounding: the same exact scores).
+    name, Ks = "D3", (14, 15, 17)  # bucket 24; two decompositions of 14, one of 15 and of 17
+    keys = {K: jax.random.key(K) for K in Ks}
+    a_pad = symmetric.padded_reps(name, 24)
+    run = lambda Ks: symmetric.padded_symmetric_starts(name, [(K, keys[K], 2) for K in Ks], 3, 150, a_pad, 3)
+    together, alone = run(Ks), run([15])[0]
+    for x, y in zip(together[1], alone):
+        np.testing.assert_array_equal(x, y)
+    for K, found in zip(Ks, together):
+        own = symmetric.symmetric_starts(K, keys[K], 3, 150, (name,), 2)
+        assert [x.shape for x in found] == [x.shape for x in own] and len(found) == (2 if K == 14 else 1)
+        for x, y in zip(found, own):
+            assert [tammes_margin(w) for w in x] == pytest.approx([tammes_margin(w) for w in y], rel=1e-9)
+
+
 def test_starts_keep_the_best_few_distinct_best_first():
     # C3 at K = 20: 6 representatives and both poles; the best 3 of 6 starts, best first by their
     # exact min chord (recomputed here in float64), no two alike.

@@ -38,6 +38,28 @@ def bucket_size(n: int, minimum: int = 2) -> int:
     raise InvalidArgument(f"size {n} is too large")
 
 
+def over_slots(f: Callable) -> Callable:
+    """``f`` over a leading axis of slots, called as ``(active, *args)`` with ``active`` (slots,) bool:
+    on an accelerator all slots at once (``jax.vmap``); on a CPU one after another (``lax.map``),
+    the inactive ones skipped (their outputs zeros), since there a batch of all streams out of the
+    cache and an inactive slot would cost what an active one does. Either way a slot's result
+    depends on its own arguments and the shapes, not on the other slots."""
+
+    def run(active, *args):
+        if jax.default_backend() != "cpu":
+            return jax.vmap(f)(*args)
+
+        def one(xs):
+            on, *a = xs
+            out = jax.eval_shape(f, *a)
+            zeros = lambda a: jax.tree_util.tree_map(lambda s: jax.numpy.zeros(s.shape, s.dtype), out)
+            return jax.lax.cond(on, lambda a: f(*a), zeros, a)
+
+        return jax.lax.map(one, (active, *args))
+
+    return run
+
+
 def padded_count(n: int) -> int:
     """The members of a bucket rounded up to a power of two (one compilation serves 2^j of them)."""
     return 1 << max(0, math.ceil(math.log2(n)))

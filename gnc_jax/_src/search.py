@@ -32,9 +32,11 @@ reductions, which may differ from run to run);
 ``time_limit`` (wall clock) and Ctrl-C stop it earlier with the best so far, and so does reaching a
 proven optimum (a closed form of :func:`gnc_jax._src.theory.tammes_closed_form`: nothing is better).
 
-Several pairs of one d can share the compiled rounds (:func:`search_stack`): each is padded to a
-common number of points, masked, and given a slot of the round, so that an accelerator that one
-population leaves idle runs many pairs at once. Measurements behind the defaults are in
+Several pairs of one d can share the compiled programs (:func:`search_stack`): each is padded to a
+common number of points, masked, and given a slot of the round, and the pairs that need a new
+population at once draw it together (the draw and the energy continuation over the slots, each
+group's symmetric starts in one padded program), so that an accelerator that one population leaves
+idle runs many pairs at once. Measurements behind the defaults are in
 docs/results.md.
 """
 
@@ -56,10 +58,17 @@ from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.geometry import tammes_margin, validate_configuration
 from gnc_jax._src.interior import interior_point
 from gnc_jax._src.objectives import TAMMES
-from gnc_jax._src.runner import bucket_size, time_limit_seconds
+from gnc_jax._src.runner import bucket_size, over_slots, time_limit_seconds
 from gnc_jax._src.sphere import normalize_columns
 from gnc_jax._src.status import OPTIMAL_GAP, Status
-from gnc_jax._src.symmetric import compile_symmetric_starts, decompositions, symmetric_starts
+from gnc_jax._src.symmetric import (
+    compile_padded_starts,
+    compile_symmetric_starts,
+    decompositions,
+    padded_reps,
+    padded_symmetric_starts,
+    symmetric_starts,
+)
 from gnc_jax._src.theory import tammes_closed_form
 
 
@@ -487,7 +496,6 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         better = cy > c
         return jnp.where(better, Y, X), jnp.where(better, cy, c)
 
-    @jax.jit
     def draw(key, proposals, proposed, given, col):
         """A new population: random members annealed from t = 0.1; proposals finished from t = 1e-3,
         and kept as they are where that is not better (``given``: the caller's seeds, kept as they are)."""
@@ -523,23 +531,43 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         keep = lambda a, b: jnp.where(active.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
         return keep(new[0], X), keep(new[1], c), new[2]
 
-    @jax.jit
     def energy_draw(key, col):
         X = normalize_columns(jax.random.normal(key, (R, d, K_max), jnp.float64))
         return jax.vmap(energy, (0, None))(X, col)
 
     # The interior-point solve factors a batch of matrices by LAPACK: one such program at a time.
     exclusive = one_at_a_time if exact else lambda program: program
-    return (
-        CompiledAhead(draw, exclusive(draw)),
+
+    def compiled(f):
+        program = jax.jit(f)
+        return CompiledAhead(program, exclusive(program))
+
+    return _Compiled(
+        compiled(draw),
         CompiledAhead(search_round, exclusive(search_round)),
-        CompiledAhead(energy_draw),
+        CompiledAhead(jax.jit(energy_draw)),
+        compiled(over_slots(draw)),
+        CompiledAhead(jax.jit(over_slots(energy_draw))),
     )
 
 
-def _energy_program(d: int, K_max: int, s: SearchSettings) -> CompiledAhead:
-    """The energy continuation of ``energy_members`` starts for pairs padded to K_max."""
-    return _programs(d, K_max, s.replace(population=s.energy_members))[2]
+class _Compiled(NamedTuple):
+    """The programs of pairs (d, K <= K_max) (:func:`_programs`); ``draws`` and ``energy_draws`` are
+    ``draw`` and ``energy_draw`` over the slots of a stack (:func:`gnc_jax._src.runner.over_slots`),
+    for the pairs that draw their populations at once."""
+
+    draw: CompiledAhead
+    search_round: CompiledAhead
+    energy_draw: CompiledAhead
+    draws: CompiledAhead
+    energy_draws: CompiledAhead
+
+
+def _energy_program(d: int, K_max: int, s: SearchSettings, batched: bool = False) -> CompiledAhead:
+    """The energy continuation of ``energy_members`` starts for pairs padded to K_max (``batched``:
+    over a leading axis of pairs)."""
+    programs = _programs(d, K_max, s.replace(population=s.energy_members))
+    return programs.energy_draws if batched else programs.energy_draw
 
 
 def _energy_codes(d: int, K: int, K_max: int, key: jax.Array, s: SearchSettings) -> np.ndarray:
@@ -605,28 +633,19 @@ class _Sources:
         shares = zip(self.names, self.shares(n))
         return sum(self.source_work(name) for name, count in shares if count and name != "random")
 
-    def propose(self, name: str, n: int, key: jax.Array) -> list[np.ndarray]:
-        """Up to n proposals of a symmetric or energy source, best first."""
-        if name == "energy":
-            found = _energy_codes(self.d, self.K, self.K_max, key, self.s)
-            return sorted(found, key=tammes_margin, reverse=True)[:n]
-        starts = symmetric_starts(self.K, key, self.s.symmetric_starts, self.symmetric_steps, (name,), n)
-        pool = [A for best in starts for A in best]
-        return sorted(pool, key=tammes_margin, reverse=True)[:n]
+    def asked(self, n: int) -> list[tuple[int, str, int]]:
+        """The symmetric and energy sources with members among n: (index, name, members)."""
+        counts = zip(self.names, self.shares(n))
+        return [(i, name, int(c)) for i, (name, c) in enumerate(counts) if c and name != "random"]
 
-    def compile_ahead(self, n: int) -> None:
-        """Start compiling the symmetric starts that :meth:`draw` of n members runs."""
-        groups = [name for name, count in zip(self.names, self.shares(n)) if count and name in GROUPS]
-        compile_symmetric_starts(self.K, self.s.symmetric_starts, self.symmetric_steps, groups)
-
-    def draw(self, n: int, key: jax.Array):
-        """Proposals for n members (the random source's slots stay empty), their origins and work."""
+    def collect(self, n: int, found: list[list[np.ndarray]]):
+        """The proposals of the sources :meth:`asked` (``found``: what each found, in that order),
+        best first and as many as its members each, their origins and their work."""
         proposals, origin = [], []
-        for i, (name, count) in enumerate(zip(self.names, self.shares(n))):
-            if count and name != "random":
-                found = self.propose(name, int(count), jax.random.fold_in(key, i))
-                proposals += found
-                origin += [i] * len(found)
+        for (i, _, count), pool in zip(self.asked(n), found):
+            best = sorted(pool, key=tammes_margin, reverse=True)[:count]
+            proposals += best
+            origin += [i] * len(best)
         origin += [0] * (n - len(origin))  # random members fill the rest
         return proposals, np.array(origin), self.draw_work(n)
 
@@ -642,9 +661,75 @@ class _Sources:
         return tuple((n, int(p), int(w)) for n, p, w in zip(self.names, self.pulls, self.wins))
 
 
+def _draw_proposals(asks, slots: int) -> list[tuple]:
+    """Proposals for new populations of up to ``slots`` pairs of one stack at once, ``asks`` =
+    [(sources, n members, key)]; per pair (proposals, origins, work) (:meth:`_Sources.collect`; the
+    caller draws the random members). In a stack (``stack > 1``) each source runs once for all of
+    them over ``slots`` blocks (the missing ones copies of the last, left out after: what a pair gets
+    depends on neither the others nor how many there are): the energy continuation over an axis of
+    pairs, a group's symmetric starts in one padded program
+    (:func:`gnc_jax._src.symmetric.padded_symmetric_starts`). Alone, each source runs for the pair."""
+    first = asks[0][0]
+    s, d, K_max, masked = first.s, first.d, first.K_max, first.s.stack > 1
+    jobs = [
+        (p, src.K, name, c, jax.random.fold_in(key, i))
+        for p, (src, n, key) in enumerate(asks)
+        for i, name, c in src.asked(n)
+    ]
+    found = {}
+    energy = [(p, K, key) for p, K, name, _, key in jobs if name == "energy"]
+    if energy and masked:
+        blocks = energy + [energy[-1]] * (slots - len(energy))
+        active = np.arange(slots) < len(energy)
+        cols = np.arange(K_max) < np.array([K for _, K, _ in blocks])[:, None]
+        keys = jnp.stack([key for *_, key in blocks])
+        codes = _energy_program(d, K_max, s, batched=True)(active, keys, cols)
+        found |= {(p, "energy"): np.asarray(codes[j])[:, :, :K] for j, (p, K, _) in enumerate(energy)}
+    else:
+        found |= {(p, "energy"): _energy_codes(d, K, K_max, key, s) for p, K, key in energy}
+    steps = first.symmetric_steps
+    for group in GROUPS:
+        asked = [(p, K, c, key) for p, K, name, c, key in jobs if name == group]
+        if masked and asked:
+            requests = [(K, key, c) for _, K, c, key in asked]
+            a_pad = padded_reps(group, K_max)
+            starts = padded_symmetric_starts(group, requests, s.symmetric_starts, steps, a_pad, slots)
+        else:
+            starts = [
+                symmetric_starts(K, key, s.symmetric_starts, steps, (group,), c) for _, K, c, key in asked
+            ]
+        found |= {(p, group): [A for best in st for A in best] for (p, *_), st in zip(asked, starts)}
+    return [
+        src.collect(n, [found[p, name] for _, name, _ in src.asked(n)]) for p, (src, n, _) in enumerate(asks)
+    ]
+
+
+def _compile_proposals(sources: list, n: int, key, slots: int) -> None:
+    """Start compiling the symmetric and energy programs that :func:`_draw_proposals` runs for
+    these pairs' populations of n members drawn at once (``key``: the shape of a pair's key)."""
+    first = sources[0]
+    s, d, K_max, steps = first.s, first.d, first.K_max, first.symmetric_steps
+    used = {name for src in sources for _, name, _ in src.asked(n)}
+    spec = jax.ShapeDtypeStruct
+    if s.stack == 1:
+        for src in sources:
+            compile_symmetric_starts(src.K, s.symmetric_starts, steps, [g for g in GROUPS if g in used])
+        if "energy" in used:
+            _energy_program(d, K_max, s).start(key, spec((K_max,), jnp.bool_))
+        return
+    for group in GROUPS:
+        if group in used:
+            compile_padded_starts(group, padded_reps(group, K_max), s.symmetric_starts, steps, slots)
+    if "energy" in used:
+        program = _energy_program(d, K_max, s, batched=True)
+        flag = jnp.bool_
+        program.start(spec((slots,), flag), spec((slots, *key.shape), key.dtype), spec((slots, K_max), flag))
+
+
 class _Pair:
-    """One pair's search on the host: its sources, population, budget, best so far and history.
-    Creating it draws the first population; the rounds run in a slot of :func:`search_stack`."""
+    """One pair's search on the host: its sources, population, budget, best so far and history. Its
+    populations are drawn by :func:`_draw_populations` (with those of the pairs that need one at the
+    same time); its rounds run in a slot of :func:`search_stack`."""
 
     def __init__(self, d, K, K_max, key, s: SearchSettings, seeds, time_limit, progress):
         self.d, self.K, self.s, self.time_limit, self.progress = d, K, s, time_limit, progress
@@ -652,35 +737,22 @@ class _Pair:
         self.given = _check_seeds(seeds, d, K)
         self.col = jnp.arange(K_max) < K
         self.budget, self.round_work = s.budget(d, K), s.population * s.round_cost(d, K)
-        self.draw_program, self.search_round, _ = _programs(d, K_max, s)
+        self.programs = _programs(d, K_max, s)
         self.k_draw, self.k_rounds, self.k_sources = jax.random.split(key, 3)
         self.sources = _Sources(d, K, s, K_max)
-        self.best_W, self.best = None, -1.0
+        self.best_W, self.best, self.spent = None, -1.0, 0.0
         self.history, self.best_after = [], []  # best_after[r]: the best chord after round r
         self.rounds, self.restarts, self.last_gain, self.episode_gain, self.stopped_by = 0, 0, 0, 0, None
-        self.X, self.c, self.origin, self.spent = self.population(0, self.given)
-        self.drawn = self.origin.copy()
-        self.take_best()
-        self.best_after.append(self.best)
 
-    def population(self, episode: int, given: list):
-        """A new population from the given configurations and the sources; its origins and work."""
-        s, d, K, R = self.s, self.d, self.K, self.s.population
-        key = jax.random.fold_in(self.k_sources, episode)
-        proposals, origin, work = self.sources.draw(R - min(len(given), R), key)
-        chosen = (given + proposals)[:R]
-        padded, proposed = np.zeros((R, d, self.col.shape[0])), np.arange(R) < len(chosen)
-        for i, A in enumerate(chosen):
-            padded[i, :, :K] = A
-        origin = np.concatenate([np.full(min(len(given), R), -1), origin])[:R]
-        X, c = self.draw_program(
-            jax.random.fold_in(self.k_draw, episode),
-            jnp.asarray(padded),
-            proposed,
-            np.arange(R) < len(given),
-            self.col,
-        )
-        return X, c, origin, work + R * s.draw_cost(d, K)
+    def begin_episode(self, X, c, origin, work) -> None:
+        """A new population (:func:`_draw_populations`), its origins and the work it took."""
+        self.X, self.c, self.origin, self.drawn = X, c, origin, origin.copy()
+        self.spent, self.episode_gain = self.spent + work, self.rounds
+        self.take_best()
+        if self.best_after:
+            self.best_after[-1] = self.best
+        else:
+            self.best_after.append(self.best)
 
     def take_best(self) -> None:
         """The population's best member becomes the result if its exact chord is larger; a relative
@@ -722,8 +794,9 @@ class _Pair:
                 self.stopped_by = "time_limit"
         return self.stopped_by is None
 
-    def after_round(self, X, c, src) -> None:
-        """The population after a round: the best so far, the patience, and a new episode when stale."""
+    def after_round(self, X, c, src) -> bool:
+        """The population after a round: the best so far, the patience; whether a new episode begins
+        (its population is then drawn by :func:`_draw_populations`)."""
         s, R, d, K = self.s, self.s.population, self.d, self.K
         self.X, self.c = X, c
         self.origin, self.spent, self.rounds = (
@@ -736,18 +809,16 @@ class _Pair:
         self.report()
         if self.rounds - self.last_gain >= s.patience:
             self.stopped_by = "patience"
-            return
+            return False
         if not s.restart_after or self.rounds - self.episode_gain < s.restart_after:
-            return
+            return False
         sources = self.sources.after_episode(self.origin, self.drawn)
         draw = R * s.draw_cost(d, K) + sources.draw_work(R)
         if self.spent + draw + self.round_work <= self.budget:  # a new population and a round fit
             self.sources = sources
             self.restarts += 1
-            self.X, self.c, self.origin, work = self.population(self.restarts, [])
-            self.drawn, self.spent, self.episode_gain = self.origin.copy(), self.spent + work, self.rounds
-            self.take_best()
-            self.best_after[-1] = self.best
+            return True
+        return False
 
     def result(self) -> SearchResult:
         self.sources = self.sources.after_episode(self.origin, self.drawn)
@@ -778,6 +849,33 @@ class _Pair:
         )
 
 
+def _draw_populations(items, slots: int) -> list[tuple]:
+    """New populations of up to ``slots`` pairs of one stack at once, ``items`` = [(pair, given
+    configurations)]: per pair (X, c, origin, work) for :meth:`_Pair.begin_episode`. The proposals
+    come from :func:`_draw_proposals`; in a stack the draw runs over ``slots`` pairs (the missing ones
+    copies of the last, left out after), alone the pair's own program."""
+    first = items[0][0]
+    s, d, R, K_max = first.s, first.d, first.s.population, first.col.shape[0]
+    asks = [(p.sources, R - min(len(g), R), jax.random.fold_in(p.k_sources, p.restarts)) for p, g in items]
+    args, out = [], []
+    for (pair, given), (proposals, origin, work) in zip(items, _draw_proposals(asks, slots)):
+        chosen = (given + proposals)[:R]
+        padded = np.zeros((R, d, K_max))
+        for i, A in enumerate(chosen):
+            padded[i, :, : pair.K] = A
+        key = jax.random.fold_in(pair.k_draw, pair.restarts)
+        args.append((key, padded, np.arange(R) < len(chosen), np.arange(R) < len(given), pair.col))
+        origin = np.concatenate([np.full(min(len(given), R), -1), origin])[:R]
+        out.append((origin, work + R * s.draw_cost(d, pair.K)))
+    if s.stack == 1:
+        X, c = first.programs.draw(*args[0])
+        return [(X, c, *out[0])]
+    active = np.arange(slots) < len(args)
+    args += [args[-1]] * (slots - len(args))
+    X, c = first.programs.draws(active, *(jnp.stack(a) for a in zip(*args)))
+    return [(X[j], c[j], *o) for j, o in enumerate(out)]
+
+
 def _stack_plan(d: int, Ks: list[int], settings: SearchSettings | None):
     """The settings of a stack of pairs (population set), the points each pair is padded to, and the
     number of slots."""
@@ -787,19 +885,20 @@ def _stack_plan(d: int, Ks: list[int], settings: SearchSettings | None):
     return s, (lambda K: K_max) if s.stack > 1 else (lambda K: K), min(s.stack, len(Ks))
 
 
-def _compile_pair(d: int, K: int, key: jax.Array, s: SearchSettings, padded, slots: int) -> None:
-    """Start compiling the programs a pair's search calls (:class:`CompiledAhead`), in the order its
-    first population calls them: the symmetric starts, the energy continuation, the draw, the round."""
-    K_max, R = padded(K), s.population
-    f64, flag = jnp.float64, jnp.bool_
-    spec = jax.ShapeDtypeStruct
+def _compile_pairs(d: int, Ks: list[int], key: jax.Array, s: SearchSettings, K_max: int, slots: int) -> None:
+    """Start compiling the programs that the first populations of pairs entering a stack at once
+    call (:class:`CompiledAhead`), in the order they call them: the symmetric starts, the energy
+    continuation, the draw; then the round (``key``: one of their keys)."""
+    R, f64, flag, spec = s.population, jnp.float64, jnp.bool_, jax.ShapeDtypeStruct
     key = jax.eval_shape(lambda k: jax.random.fold_in(k, 0), key)
-    _Sources(d, K, s, K_max).compile_ahead(R)
-    draw, search_round, _ = _programs(d, K_max, s)
-    if s.energy_members:
-        _energy_program(d, K_max, s).start(key, spec((K_max,), flag))
-    draw.start(key, spec((R, d, K_max), f64), spec((R,), flag), spec((R,), flag), spec((K_max,), flag))
-    search_round.start(
+    _compile_proposals([_Sources(d, K, s, K_max) for K in Ks], R, key, slots)
+    programs = _programs(d, K_max, s)
+    draw = (key, spec((R, d, K_max), f64), spec((R,), flag), spec((R,), flag), spec((K_max,), flag))
+    if s.stack == 1:
+        programs.draw.start(*draw)
+    else:
+        programs.draws.start(spec((slots,), flag), *(spec((slots, *a.shape), a.dtype) for a in draw))
+    programs.search_round.start(
         spec((slots, *key.shape), key.dtype),
         spec((slots, R, d, K_max), f64),
         spec((slots, R), f64),
@@ -815,8 +914,7 @@ def compile_ahead(d: int, Ks, keys, settings: SearchSettings | None = None) -> N
     while the caller does other work (:class:`gnc_jax._src.process.CompiledAhead`)."""
     Ks = [int(K) for K in Ks]
     s, padded, slots = _stack_plan(d, Ks, settings)
-    for K, key in list(zip(Ks, keys))[:slots]:
-        _compile_pair(d, K, key, s, padded, slots)
+    _compile_pairs(d, Ks[:slots], keys[0], s, padded(Ks[0]), slots)
 
 
 @float64
@@ -834,9 +932,12 @@ def search_stack(
 
     Each pair is padded to K_max = :meth:`SearchSettings.padded` of the largest K (masked: padded
     points are in no chord, move, energy or constraint); the populations of ``stack`` pairs form the
-    slots of one round, and a pair that ends makes room for the next. Each pair keeps its own key,
-    sources, budget and stopping rules, so its result depends on the key, the pair, the settings and
-    K_max, not on the other pairs. With ``stack = 1`` and one pair this is :func:`search_tammes`.
+    slots of one round, and a pair that ends makes room for the next. The pairs that need a new
+    population after the same round (or enter together) draw it in programs over the slots
+    (:func:`_draw_populations`). Each pair keeps its own key, sources, budget and stopping rules, and
+    every program runs at the shapes of all the slots, so its result depends on the key, the pair, the
+    settings, K_max and the number of slots, not on the other pairs. With ``stack = 1`` and one pair
+    this is :func:`search_tammes`.
 
     Args:
       d: the dimension (>= 2).
@@ -865,19 +966,22 @@ def search_stack(
     results: list = [None] * len(Ks)
     while pending or live:
         try:
-            for slot in range(slots):
-                if slot not in live and pending:
-                    j = pending.pop()
-                    if pending:  # the next pair's programs compile while this one runs
-                        _compile_pair(d, Ks[pending[-1]], keys[pending[-1]], s, padded, slots)
-                    try:
-                        live[slot] = (
-                            j,
-                            _Pair(d, Ks[j], padded(Ks[j]), keys[j], s, seeds[j], time_limit, progress),
-                        )
-                    except KeyboardInterrupt:  # before its first population: nothing to return
-                        pending.append(j)
-                        raise
+            entering = [slot for slot in range(slots) if slot not in live][: len(pending)]
+            for slot in entering:
+                j = pending.pop()
+                live[slot] = (j, _Pair(d, Ks[j], padded(Ks[j]), keys[j], s, seeds[j], time_limit, progress))
+            if entering:
+                if pending:  # the next pair's programs compile while these run
+                    _compile_pairs(d, [Ks[pending[-1]]], keys[pending[-1]], s, padded(Ks[pending[-1]]), slots)
+                try:
+                    drawn = _draw_populations(
+                        [(live[slot][1], live[slot][1].given) for slot in entering], slots
+                    )
+                except KeyboardInterrupt:  # before their first populations: nothing to return
+                    pending += [live.pop(slot)[0] for slot in reversed(entering)]
+                    raise
+                for slot, population in zip(entering, drawn):
+                    live[slot][1].begin_episode(*population)
             for slot, (j, pair) in list(live.items()):
                 if not pair.ready():
                     results[j] = pair.result()
@@ -886,15 +990,21 @@ def search_stack(
                 continue
             fill = next(iter(live.values()))[1]
             members = [live[i][1] if i in live else fill for i in range(slots)]
-            X, c, src = fill.search_round(
+            X, c, src = fill.programs.search_round(
                 jnp.stack([jax.random.fold_in(p.k_rounds, p.rounds) for p in members]),
                 jnp.stack([p.X for p in members]),
                 jnp.stack([p.c for p in members]),
                 jnp.stack([p.col for p in members]),
                 jnp.asarray([i in live for i in range(slots)]),
             )
-            for slot, (_, pair) in live.items():
-                pair.after_round(X[slot], c[slot], src[slot])
+            restarting = [
+                pair for slot, (_, pair) in live.items() if pair.after_round(X[slot], c[slot], src[slot])
+            ]
+            if restarting:
+                for pair, population in zip(
+                    restarting, _draw_populations([(p, []) for p in restarting], slots)
+                ):
+                    pair.begin_episode(*population)
         except KeyboardInterrupt:
             if not live:
                 raise

@@ -29,6 +29,7 @@ import numpy as np
 from gnc_jax._src.driver import geometric, retract, riemannian_adam, run_schedule
 from gnc_jax._src.errors import InvalidArgument
 from gnc_jax._src.process import CompiledAhead, float64
+from gnc_jax._src.runner import over_slots
 from gnc_jax._src.sphere import normalize_columns
 
 _PHI = (1 + 5**0.5) / 2
@@ -132,8 +133,9 @@ class OrbitObjective(NamedTuple):
     representatives."""
 
     configuration: Callable  # reps -> (3, K) the whole configuration
-    value_and_grad: Callable  # (params {"W": reps}, t) -> (smoothed loss, gradient in params)
-    max_cos: Callable  # reps -> exact max cos over the configuration's pairs
+    value_and_grad: Callable  # (params {"W": reps}, t[, weights]) -> (smoothed loss, gradient in params)
+    max_cos: Callable  # reps[, weights] -> exact max cos over the configuration's pairs
+    weights: Callable | None = None  # padded only: masks -> the weights the other two take
 
 
 @functools.cache
@@ -176,6 +178,85 @@ def orbit_objective(name: str, a: int, chosen: tuple[int, ...]) -> OrbitObjectiv
         return m + t * jnp.log(total), {"W": vjp(e / total)[0]}
 
     return OrbitObjective(configuration, value_and_grad, max_cos)
+
+
+def _orbit_sizes(name: str) -> np.ndarray:
+    return np.array([len(o) for o in special_orbits(name)])
+
+
+@functools.cache
+def padded_orbit_objective(name: str, a_pad: int) -> OrbitObjective:
+    """:func:`orbit_objective` of every decomposition with a <= a_pad at once, for reps (3, a_pad) and
+    masks = (rep_mask (a_pad,), orbit_mask (number of special orbits,)), the first a representatives
+    and the chosen orbits: ``value_and_grad`` and ``max_cos`` take ``weights(masks)`` (computed once
+    per start, not per step). The configuration is (3, |G| a_pad + every special point); terms with a
+    masked representative or point have weight 0, so that one compiled program anneals every
+    decomposition of every K up to |G| a_pad."""
+    G = rotation_group(name)
+    order, sizes = len(G), _orbit_sizes(name)
+    fixed = _fixed_points(name, tuple(range(len(sizes))))
+    K = order * a_pad + fixed.shape[1]
+    is_self = np.zeros((a_pad, K), bool)
+    is_self[np.arange(a_pad), np.arange(a_pad) * order] = True
+    log_weights = np.log(np.where(np.arange(K) < order * a_pad, 1.0, 2.0))
+    upper = np.triu_indices(fixed.shape[1], 1)
+    fixed_cos, point_orbit = (fixed.T @ fixed)[upper], np.repeat(np.arange(len(sizes)), sizes)
+
+    def weights(masks):
+        """The masks as log weights, computed once per row: (-inf where a term is masked or a
+        representative with itself, else 0; the terms' log weights; the largest cos of the chosen
+        fixed points, -1 if none; the log weights of the pairs of fixed points)."""
+        rep_mask, orbit_mask = masks
+        points = orbit_mask[point_orbit]
+        col = jnp.concatenate([jnp.repeat(rep_mask, order), points])
+        off = jnp.where(rep_mask[:, None] & col[None, :] & ~is_self, 0.0, -jnp.inf)
+        fixed_off = jnp.where(points[upper[0]] & points[upper[1]], 0.0, -jnp.inf)
+        fixed_max = jnp.max(fixed_cos + fixed_off, initial=-1.0)
+        return off, log_weights + off, fixed_max, fixed_off + np.log(2 / order)
+
+    def configuration(reps):
+        return jnp.concatenate([jnp.einsum("gij,jr->irg", G, reps).reshape(3, -1), fixed], axis=1)
+
+    def terms(reps):
+        return reps.T @ configuration(reps)
+
+    def max_cos(reps, w):
+        return jnp.maximum(jnp.max(terms(reps) + w[0]), w[2])
+
+    def value_and_grad(params, t, w):
+        off, log_w, fixed_max, fixed_log_w = w
+        z, vjp = jax.vjp(terms, params["W"])
+        m = jnp.maximum(jnp.max(z + off), fixed_max)
+        e = jnp.exp((z - m) / t + log_w)
+        total = jnp.sum(e) + jnp.sum(jnp.exp((fixed_cos - m) / t + fixed_log_w))
+        return m + t * jnp.log(total), {"W": vjp(e / total)[0]}
+
+    return OrbitObjective(configuration, value_and_grad, max_cos, weights)
+
+
+@functools.cache
+def _padded_anneal_program(name: str, a_pad: int, steps: int):
+    """The anneal of :func:`_anneal_program` for jobs (jobs, starts, 3, a_pad) of representatives,
+    each start with its masks ((jobs, starts, a_pad), (jobs, starts, number of special orbits)): every
+    decomposition of one group with a <= a_pad in one program, called as ``(real, reps, rep_mask,
+    orbit_mask)`` with ``real`` (jobs,) False for the copies that fill the blocks
+    (:func:`gnc_jax._src.runner.over_slots`: on a CPU those are skipped)."""
+    objective = padded_orbit_objective(name, a_pad)
+    temps = geometric(0.1, 1e-9, steps)
+
+    def one(reps, rep_mask, orbit_mask):
+        w = objective.weights((rep_mask, orbit_mask))
+        reps = run_schedule(
+            lambda p, t: objective.value_and_grad(p, t, w),
+            {"W": normalize_columns(reps)},
+            riemannian_adam({"W": rep_mask}),
+            retract,
+            temps,
+            0.5 * temps,
+        ).params["W"]
+        return objective.configuration(reps), -objective.max_cos(reps, w)
+
+    return CompiledAhead(jax.jit(over_slots(jax.vmap(one))))
 
 
 @functools.cache
@@ -243,4 +324,88 @@ def symmetric_starts(
         draw = jax.random.normal(jax.random.fold_in(jax.random.fold_in(key, g), i), (starts, 3, K))
         W, score = _anneal_program(name, a, chosen, steps)(np.asarray(draw)[:, :, :a])
         out.append(np.asarray(W)[_distinct_best(np.asarray(score), keep)])
+    return out
+
+
+def padded_reps(name: str, K_pad: int) -> int:
+    """The representatives of the padded program that serves every K <= K_pad
+    (:func:`padded_symmetric_starts`): K = |G| a + special points gives a <= K_pad / |G| (one at
+    least, for the placeholder of a K with none)."""
+    return max(1, K_pad // len(rotation_group(name)))
+
+
+def _padded_rows(name: str, K: int, a_pad: int, key: jax.Array, starts: int):
+    """The rows (jobs, starts, ...) of representatives and masks of every decomposition of K with
+    free points, drawn as :func:`symmetric_starts` draws them (a placeholder if none), and how many."""
+    found = [(i, a, chosen) for i, (a, chosen) in enumerate(decompositions(name, K)) if a]
+    jobs = found or [(0, 1, ())]
+    reps = np.ones((len(jobs), starts, 3, a_pad))
+    rep_mask = np.zeros((len(jobs), starts, a_pad), bool)
+    orbit_mask = np.zeros((len(jobs), starts, len(special_orbits(name))), bool)
+    for j, (i, a, chosen) in enumerate(jobs):
+        draw = jax.random.normal(jax.random.fold_in(jax.random.fold_in(key, 0), i), (starts, 3, K))
+        reps[j, :, :, :a] = np.asarray(draw)[:, :, :a]
+        rep_mask[j, :, :a] = True
+        orbit_mask[j, :, list(chosen)] = True
+    return (reps, rep_mask, orbit_mask), len(found)
+
+
+@functools.cache
+def padded_jobs(name: str, a_pad: int) -> int:
+    """The most decompositions with free points that any K served by the padded program has."""
+    largest = len(rotation_group(name)) * a_pad + sum(_orbit_sizes(name))
+    return max(sum(a > 0 for a, _ in decompositions(name, K)) for K in range(2, largest + 1))
+
+
+def _padded_shapes(name: str, a_pad: int, starts: int, blocks: int):
+    """The argument shapes of the padded program for ``blocks`` requests."""
+    jobs, f64, flag, spec = blocks * padded_jobs(name, a_pad), jnp.float64, jnp.bool_, jax.ShapeDtypeStruct
+    return (
+        spec((jobs,), flag),
+        spec((jobs, starts, 3, a_pad), f64),
+        spec((jobs, starts, a_pad), flag),
+        spec((jobs, starts, len(special_orbits(name))), flag),
+    )
+
+
+def compile_padded_starts(name: str, a_pad: int, starts: int, steps: int, blocks: int) -> None:
+    """Start compiling the padded program of :func:`padded_symmetric_starts` for ``blocks``."""
+    _padded_anneal_program(name, a_pad, steps).start(*_padded_shapes(name, a_pad, starts, blocks))
+
+
+@float64
+def padded_symmetric_starts(
+    name: str, requests, starts: int, steps: int, a_pad: int, blocks: int
+) -> list[list[np.ndarray]]:
+    """:func:`symmetric_starts` of one group for up to ``blocks`` requests (K, key, keep) with
+    a <= a_pad (:func:`padded_reps`), every decomposition of every request annealed in one call of one
+    program: the same starts, the same objective up to rounding. Each request has a block of
+    :func:`padded_jobs` decompositions (the missing ones, and the missing blocks, copies of the last
+    one, left out after), so that the program's shapes, and what a request gets, depend on neither
+    the other requests nor how many there are. One list per request, as ``symmetric_starts(K, key,
+    starts, steps, (name,), keep)`` returns it."""
+    J, drawn, real = padded_jobs(name, a_pad), [], []
+    for K, key, _ in requests:
+        rows, n = _padded_rows(name, K, a_pad, key, starts)
+        drawn.append([np.concatenate([r] + [r[-1:]] * (J - len(r))) for r in rows])
+        real += [j < n for j in range(J)]
+    drawn += [drawn[-1]] * (blocks - len(requests))
+    real += [False] * (J * (blocks - len(requests)))
+    rows = [np.concatenate(arrays) for arrays in zip(*drawn)]
+    W, score = _padded_anneal_program(name, a_pad, steps)(np.array(real), *rows)
+    W, score = np.asarray(W).reshape(blocks, J, starts, 3, -1), np.asarray(score).reshape(blocks, J, starts)
+    order = len(rotation_group(name))
+    points = np.concatenate([[0], np.cumsum(_orbit_sizes(name))]) + order * a_pad
+    out = [[] for _ in requests]
+    for r, (K, _, keep) in enumerate(requests):
+        j = 0
+        for a, chosen in decompositions(name, K):
+            if not a:
+                out[r].append(_fixed_points(name, chosen)[None])
+                continue
+            cols = np.concatenate(
+                [np.arange(order * a)] + [np.arange(points[c], points[c + 1]) for c in chosen]
+            )
+            out[r].append(W[r, j][_distinct_best(score[r, j], keep)][:, :, cols])
+            j += 1
     return out
