@@ -137,20 +137,25 @@ def test_the_padded_objective_is_each_decompositions_objective(name, a, chosen, 
 def test_padded_starts_are_each_requests_starts_alone():
     # padded_symmetric_starts anneals the decompositions of several K in one program: what a request
     # gets is bit for bit what it gets alone (its block and the program's shapes do not depend on the
-    # others), and the configurations are those symmetric_starts finds (same starts, same objective up
-    # to rounding: the same exact scores).
-    name, Ks = "D3", (14, 15, 17)  # bucket 24; two decompositions of 14, one of 15 and of 17
+    # others), and the configurations are those each decomposition's own program finds from the same
+    # starts (the first columns of a draw at the bucket's shape): the same exact scores.
+    name, Ks, K_pad = "D3", (14, 15, 17), 24  # two decompositions of 14, one of 15 and of 17
     keys = {K: jax.random.key(K) for K in Ks}
-    a_pad = symmetric.padded_reps(name, 24)
-    run = lambda Ks: symmetric.padded_symmetric_starts(name, [(K, keys[K], 2) for K in Ks], 3, 150, a_pad, 3)
+    run = lambda Ks: symmetric.padded_symmetric_starts(name, [(K, keys[K], 2) for K in Ks], 3, 150, K_pad, 3)
     together, alone = run(Ks), run([15])[0]
     for x, y in zip(together[1], alone):
         np.testing.assert_array_equal(x, y)
     for K, found in zip(Ks, together):
-        own = symmetric.symmetric_starts(K, keys[K], 3, 150, (name,), 2)
-        assert [x.shape for x in found] == [x.shape for x in own] and len(found) == (2 if K == 14 else 1)
-        for x, y in zip(found, own):
-            assert [tammes_margin(w) for w in x] == pytest.approx([tammes_margin(w) for w in y], rel=1e-9)
+        assert len(found) == len(symmetric.decompositions(name, K)) == (2 if K == 14 else 1)
+        for i, ((a, chosen), x) in enumerate(zip(symmetric.decompositions(name, K), found)):
+            with jax.enable_x64(True):  # as the solver draws them
+                starts = jax.random.normal(
+                    jax.random.fold_in(jax.random.fold_in(keys[K], 0), i), (3, 3, K_pad)
+                )
+                W, score = symmetric._anneal_program(name, a, chosen, 150)(np.asarray(starts)[:, :, :a])
+            own = np.asarray(W)[symmetric._distinct_best(np.asarray(score), 2)]
+            assert x.shape == own.shape == (len(own), 3, K)
+            assert [tammes_margin(w) for w in x] == pytest.approx([tammes_margin(w) for w in own], rel=1e-9)
 
 
 def test_starts_keep_the_best_few_distinct_best_first():

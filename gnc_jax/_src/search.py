@@ -65,7 +65,6 @@ from gnc_jax._src.symmetric import (
     compile_padded_starts,
     compile_symmetric_starts,
     decompositions,
-    padded_reps,
     padded_symmetric_starts,
     symmetric_starts,
 )
@@ -692,8 +691,7 @@ def _draw_proposals(asks, slots: int) -> list[tuple]:
         asked = [(p, K, c, key) for p, K, name, c, key in jobs if name == group]
         if masked and asked:
             requests = [(K, key, c) for _, K, c, key in asked]
-            a_pad = padded_reps(group, K_max)
-            starts = padded_symmetric_starts(group, requests, s.symmetric_starts, steps, a_pad, slots)
+            starts = padded_symmetric_starts(group, requests, s.symmetric_starts, steps, K_max, slots)
         else:
             starts = [
                 symmetric_starts(K, key, s.symmetric_starts, steps, (group,), c) for _, K, c, key in asked
@@ -719,7 +717,7 @@ def _compile_proposals(sources: list, n: int, key, slots: int) -> None:
         return
     for group in GROUPS:
         if group in used:
-            compile_padded_starts(group, padded_reps(group, K_max), s.symmetric_starts, steps, slots)
+            compile_padded_starts(group, K_max, s.symmetric_starts, steps, slots)
     if "energy" in used:
         program = _energy_program(d, K_max, s, batched=True)
         flag = jnp.bool_

@@ -334,17 +334,20 @@ def padded_reps(name: str, K_pad: int) -> int:
     return max(1, K_pad // len(rotation_group(name)))
 
 
-def _padded_rows(name: str, K: int, a_pad: int, key: jax.Array, starts: int):
+def _padded_rows(name: str, K: int, K_pad: int, key: jax.Array, starts: int):
     """The rows (jobs, starts, ...) of representatives and masks of every decomposition of K with
-    free points, drawn as :func:`symmetric_starts` draws them (a placeholder if none), and how many."""
+    free points (a placeholder if none), and how many: decomposition i's starts are the first
+    columns of a draw (starts, 3, K_pad) from ``fold_in(fold_in(key, 0), i)``, at one shape for the
+    whole bucket (a random draw compiles once per shape)."""
+    a_pad = padded_reps(name, K_pad)
     found = [(i, a, chosen) for i, (a, chosen) in enumerate(decompositions(name, K)) if a]
     jobs = found or [(0, 1, ())]
-    reps = np.ones((len(jobs), starts, 3, a_pad))
+    reps = np.zeros((len(jobs), starts, 3, a_pad))
     rep_mask = np.zeros((len(jobs), starts, a_pad), bool)
     orbit_mask = np.zeros((len(jobs), starts, len(special_orbits(name))), bool)
     for j, (i, a, chosen) in enumerate(jobs):
-        draw = jax.random.normal(jax.random.fold_in(jax.random.fold_in(key, 0), i), (starts, 3, K))
-        reps[j, :, :, :a] = np.asarray(draw)[:, :, :a]
+        draw = jax.random.normal(jax.random.fold_in(jax.random.fold_in(key, 0), i), (starts, 3, K_pad))
+        reps[j] = np.asarray(draw)[:, :, :a_pad]
         rep_mask[j, :, :a] = True
         orbit_mask[j, :, list(chosen)] = True
     return (reps, rep_mask, orbit_mask), len(found)
@@ -357,8 +360,9 @@ def padded_jobs(name: str, a_pad: int) -> int:
     return max(sum(a > 0 for a, _ in decompositions(name, K)) for K in range(2, largest + 1))
 
 
-def _padded_shapes(name: str, a_pad: int, starts: int, blocks: int):
+def _padded_shapes(name: str, K_pad: int, starts: int, blocks: int):
     """The argument shapes of the padded program for ``blocks`` requests."""
+    a_pad = padded_reps(name, K_pad)
     jobs, f64, flag, spec = blocks * padded_jobs(name, a_pad), jnp.float64, jnp.bool_, jax.ShapeDtypeStruct
     return (
         spec((jobs,), flag),
@@ -368,25 +372,28 @@ def _padded_shapes(name: str, a_pad: int, starts: int, blocks: int):
     )
 
 
-def compile_padded_starts(name: str, a_pad: int, starts: int, steps: int, blocks: int) -> None:
+def compile_padded_starts(name: str, K_pad: int, starts: int, steps: int, blocks: int) -> None:
     """Start compiling the padded program of :func:`padded_symmetric_starts` for ``blocks``."""
-    _padded_anneal_program(name, a_pad, steps).start(*_padded_shapes(name, a_pad, starts, blocks))
+    program = _padded_anneal_program(name, padded_reps(name, K_pad), steps)
+    program.start(*_padded_shapes(name, K_pad, starts, blocks))
 
 
 @float64
 def padded_symmetric_starts(
-    name: str, requests, starts: int, steps: int, a_pad: int, blocks: int
+    name: str, requests, starts: int, steps: int, K_pad: int, blocks: int
 ) -> list[list[np.ndarray]]:
     """:func:`symmetric_starts` of one group for up to ``blocks`` requests (K, key, keep) with
-    a <= a_pad (:func:`padded_reps`), every decomposition of every request annealed in one call of one
-    program: the same starts, the same objective up to rounding. Each request has a block of
-    :func:`padded_jobs` decompositions (the missing ones, and the missing blocks, copies of the last
-    one, left out after), so that the program's shapes, and what a request gets, depend on neither
-    the other requests nor how many there are. One list per request, as ``symmetric_starts(K, key,
-    starts, steps, (name,), keep)`` returns it."""
+    K <= K_pad, every decomposition of every request annealed in one call of one program of
+    :func:`padded_reps` representatives (its starts drawn at the bucket's shape, :func:`_padded_rows`;
+    the same objective up to rounding). Each request has a block of :func:`padded_jobs`
+    decompositions (the missing ones, and the missing blocks, copies of the last one, left out
+    after), so that the program's shapes, and what a request gets, depend on neither the other
+    requests nor how many there are. One list per request, as ``symmetric_starts(K, key, starts,
+    steps, (name,), keep)`` returns it."""
+    a_pad = padded_reps(name, K_pad)
     J, drawn, real = padded_jobs(name, a_pad), [], []
     for K, key, _ in requests:
-        rows, n = _padded_rows(name, K, a_pad, key, starts)
+        rows, n = _padded_rows(name, K, K_pad, key, starts)
         drawn.append([np.concatenate([r] + [r[-1:]] * (J - len(r))) for r in rows])
         real += [j < n for j in range(J)]
     drawn += [drawn[-1]] * (blocks - len(requests))
