@@ -138,6 +138,7 @@ def test_the_proposal_programs_compiled_ahead_are_those_a_draw_runs(monkeypatch,
     assert called and set(called) == started
 
 
+@pytest.mark.slow
 def test_snub_cube_through_the_default_api():
     row = next(r for r in known_tammes() if (r["d"], r["K"]) == (3, 24))
     s = gnc_jax.solve_tammes(3, 24, seed=0, search=SearchSettings(population=8, rounds=10))
