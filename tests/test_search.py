@@ -514,6 +514,19 @@ def test_pairs_stacked_in_one_round_are_searched_as_alone():
     later = run([13, 16, 14])  # 14 enters when a slot frees, its first population drawn alone
     for K, found in ((14, other), (15, other), (14, later)):
         np.testing.assert_array_equal(found[K].W, res[K].W)
+
+    class CtrlC(io.StringIO):  # one Ctrl-C, while the first line of the second round is written
+        def write(self, text):
+            if self.getvalue().count("\n") == 2 and not hasattr(self, "pressed"):
+                self.pressed = True
+                raise KeyboardInterrupt
+            return super().write(text)
+
+    cut = search_stack(3, [13, 14, 15], [keys[K] for K in (13, 14, 15)], s, progress=CtrlC())
+    for K, r in zip((13, 14), cut):  # the pairs in the slots stop with their best so far
+        assert r.stopped_by == "interrupt" and r.W.shape == (3, K) and r.rounds <= 2
+        assert r.min_chord == gnc_jax.tammes_margin(r.W)
+    np.testing.assert_array_equal(cut[2].W, res[15].W)  # the pair waiting then ran as it would have
     with pytest.raises(ValueError, match="keys"):
         search_stack(3, [13, 14], [keys[13]], s)
 
