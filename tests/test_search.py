@@ -497,9 +497,9 @@ def test_pairs_stacked_in_one_round_are_searched_as_alone():
     # result is a (3, K) code at the proven optimum (13, 14), and a pair's result depends on its key
     # and settings, not on its slot, its neighbour or whom it drew with.
     s = SMALL.replace(
-        stack=2, rounds=4, patience=7, init_steps=200, finish_steps=100, restart_after=1, population=16
+        stack=2, rounds=4, patience=7, init_steps=200, finish_steps=100, restart_after=2, population=16
     )
-    s = s.replace(symmetric_starts=3, energy_members=2, energy_steps=50)
+    s = s.replace(symmetric_starts=3, energy_members=2, energy_steps=50, restart_gain=10.0)  # stale episodes
     keys = {K: jax.random.key(K) for K in (13, 14, 15, 16)}
     run = lambda Ks: dict(zip(Ks, search_stack(3, Ks, [keys[K] for K in Ks], s)))
     res = run([13, 14, 15])

@@ -108,7 +108,9 @@ def test_the_orbit_objective_is_the_whole_configurations(name, a, chosen):
 
 
 @pytest.mark.parametrize(
-    "name, a, chosen, a_pad", [("D5", 2, (0, 1), 4), ("C3", 5, (1,), 6), ("T", 1, (2,), 3)]
+    "name, a, chosen, a_pad",
+    [("D5", 2, (0, 1), 4)]
+    + [pytest.param(*c, marks=pytest.mark.slow) for c in [("C3", 5, (1,), 6), ("T", 1, (2,), 3)]],
 )
 def test_the_padded_objective_is_each_decompositions_objective(name, a, chosen, a_pad):
     # One padded objective serves every decomposition with a <= a_pad: with the first a
