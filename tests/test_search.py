@@ -409,10 +409,11 @@ def test_energy_continuation_finds_the_e8_root_system():
     # s = 2 ... 96, then the finish) reaches the kissing configuration of E8 from random starts. Its
     # off-diagonal inner products are exactly -1, -1/2, 0, 1/2, for every root 1, 56, 126 and 56 times
     # (its antipode, the roots at 120, 90 and 60 deg): the root system of E8, the unique 240-point
-    # kissing configuration in R^8.
+    # kissing configuration in R^8. One member (two took twice the time at -O0, 35 s against 16 s,
+    # and both reached it).
     values = np.array([-1.0, -0.5, 0.0, 0.5])
-    codes = energy_codes(8, 240, jax.random.key(0), SearchSettings(energy_members=2))
-    assert codes.shape == (2, 8, 240)
+    codes = energy_codes(8, 240, jax.random.key(0), SearchSettings(energy_members=1))
+    assert codes.shape == (1, 8, 240)
     for W in codes:
         G = (W.T @ W)[~np.eye(240, dtype=bool)].reshape(240, 239)
         nearest = np.argmin(np.abs(G[..., None] - values), axis=-1)
