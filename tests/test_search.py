@@ -406,11 +406,10 @@ def test_tammes_from_the_softmax_code_finds_the_24_cell():
 @pytest.mark.slow
 def test_energy_continuation_finds_the_e8_root_system():
     # d = 8, K = 240: the log-sum-exp annealer stops near 55 deg; energy continuation (Riesz s-energy,
-    # s = 2 ... 96, then the finish) reaches the kissing configuration of E8 from random starts. Its
+    # s = 2 ... 96, then the finish) reaches the kissing configuration of E8 from a random start. Its
     # off-diagonal inner products are exactly -1, -1/2, 0, 1/2, for every root 1, 56, 126 and 56 times
     # (its antipode, the roots at 120, 90 and 60 deg): the root system of E8, the unique 240-point
-    # kissing configuration in R^8. One member (two took twice the time at -O0, 35 s against 16 s,
-    # and both reached it).
+    # kissing configuration in R^8. One member: a second doubles the test's time (docs/decisions.md).
     values = np.array([-1.0, -0.5, 0.0, 0.5])
     codes = energy_codes(8, 240, jax.random.key(0), SearchSettings(energy_members=1))
     assert codes.shape == (1, 8, 240)
