@@ -59,8 +59,9 @@ def main():
             r["max_cos"],
             r["rho_lower"],
         )
-        row = {k: v for k, v in r.items() if k != "source"}
-        out_rows.append(row | {"config": name, "status": status.value, "residual": residual})
+        row = {k: v for k, v in r.items() if k != "source"}  # an older store's row: its new columns empty
+        row |= {"config": name, "status": status.value, "residual": residual}
+        out_rows.append(row | {"store_format": store.STORE_FORMAT})
     buf = io.BytesIO()
     np.savez_compressed(buf, **out_arrays)
     CONFIGS.write_bytes(buf.getvalue())

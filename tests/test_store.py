@@ -30,7 +30,8 @@ def row(problem="tammes", d=3, K=5, n=None, tau=None, **values):
 def test_rows_round_trip_exactly(tmp_path):
     path = tmp_path / "s.csv"
     rows = [
-        row(K=5, min_angle_deg=90.00000000000001, max_cos=1 / 3, rattlers="0 4", certificate_gap=2.2e-16),
+        row(K=5, min_angle_deg=90.00000000000001, max_cos=1 / 3, rattlers="0 4", certificate_gap=2.2e-16)
+        | dict(search_stopped_by="work", search_rounds=15, search_restarts=1, search_work=9.5e7 / 3),
         row(problem="ufm", K=4, n=2, tau=0.05, loss=float("nan"), gnc1=1e-300),
     ]
     with ResultsStore(path) as st:
@@ -38,6 +39,9 @@ def test_rows_round_trip_exactly(tmp_path):
     back = store.read_rows(path)
     assert back[0]["min_angle_deg"] == 90.00000000000001 and back[0]["max_cos"] == 1 / 3
     assert back[0]["rattlers"] == "0 4" and back[0]["n"] is None and back[0]["loss"] is None
+    search = ("search_stopped_by", "search_rounds", "search_work")
+    assert tuple(back[0][k] for k in search) == ("work", 15, 9.5e7 / 3)
+    assert back[1]["search_stopped_by"] is None and back[1]["search_budget"] is None
     assert back[0]["residual"] == -1e-16 and back[0]["status"] == "stationary"
     assert back[1]["tau"] == 0.05 and back[1]["n"] == 2 and math.isnan(back[1]["loss"])
     assert back[1]["gnc1"] == 1e-300
@@ -74,43 +78,52 @@ def test_other_formats_are_refused_and_left_untouched(tmp_path):
 
 def old_format_store(path, fmt, status="converged"):
     """A one-row store as written by format 1 (before the residual column; e.g. the table of codes
-    before the global search) or format 2 (before the status_note column)."""
-    dropped = {1: ("residual", "status_note"), 2: ("status_note",)}[fmt]
+    before the global search), format 2 (before the status_note column) or format 3 (before the
+    search columns; e.g. the shipped table of codes)."""
+    search = tuple(c for c in store.COLUMNS if c.startswith("search_"))
+    dropped = {1: ("residual", "status_note", *search), 2: ("status_note", *search), 3: search}[fmt]
     columns = [c for c in store.COLUMNS if c not in dropped]
     values = {"problem": "tammes", "d": "3", "K": "5", "min_angle_deg": "90.0", "status": status}
     values |= {"residual": "1e-12", "store_format": str(fmt)}
     path.write_text(",".join(columns) + "\n" + ",".join(values.get(c, "") for c in columns) + "\n")
 
 
-@pytest.mark.parametrize("fmt", [1, 2])
+@pytest.mark.parametrize("fmt", [1, 2, 3])
 def test_older_formats_are_read_but_not_appended_to(tmp_path, fmt):
     path = tmp_path / f"v{fmt}.csv"
     old_format_store(path, fmt)
     (r,) = store.read_rows(path)
     assert r["min_angle_deg"] == 90.0 and r["status"] == "converged" and r["status_note"] is None
     assert r["residual"] == (None if fmt == 1 else 1e-12)
+    assert r["search_stopped_by"] is None and r["search_rounds"] is None
     before = path.read_bytes()
     with pytest.raises(StoreError, match=f"format {fmt}"):
         ResultsStore(path)
     assert path.read_bytes() == before
 
 
-def test_upgrade_makes_a_format_2_store_resumable_and_marks_failed_rows(tmp_path):
-    path = tmp_path / "v2.csv"
-    old_format_store(path, 2, status="failed")
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_upgrade_makes_an_older_store_resumable_and_marks_failed_rows(tmp_path, fmt):
+    path = tmp_path / f"v{fmt}.csv"
+    old_format_store(path, fmt, status="failed")
+    with pytest.raises(StoreError, match=f"format {fmt}.*upgrade it"):
+        ResultsStore(path)
     assert store.upgrade(path) == 1
     (r,) = store.read_rows(path, writable=True)
-    assert (r["store_format"], r["status"]) == (store.STORE_FORMAT, "failed")
-    assert r["status_note"] == "reason not recorded (store format 2)" and r["residual"] == 1e-12
+    assert (r["store_format"], r["status"], r["residual"]) == (store.STORE_FORMAT, "failed", 1e-12)
+    # format 2 kept no reason for a failed row; format 3 did (none in this row)
+    assert r["status_note"] == ("reason not recorded (store format 2)" if fmt == 2 else None)
+    assert r["search_stopped_by"] is None and r["search_work"] is None
     with ResultsStore(path) as st:  # now appendable
-        st.append([row(K=6, status="failed", status_note="LP polish: HiGHS status 7")])
-    assert store.read_rows(path)[1]["status_note"] == "LP polish: HiGHS status 7"
-    with pytest.raises(StoreError, match="format 3, not 2"):  # upgrading twice is refused
+        st.append([row(K=6, status="failed", status_note="LP polish: HiGHS status 7", search_rounds=3)])
+    added = store.read_rows(path)[1]
+    assert added["status_note"] == "LP polish: HiGHS status 7" and added["search_rounds"] == 3
+    with pytest.raises(StoreError, match="format 4, not 2 or 3"):  # upgrading twice is refused
         store.upgrade(path)
     v1 = tmp_path / "v1.csv"
     old_format_store(v1, 1)
     before = v1.read_bytes()
-    with pytest.raises(StoreError, match="format 1, not 2"):
+    with pytest.raises(StoreError, match="format 1, not 2 or 3"):
         store.upgrade(v1)
     assert v1.read_bytes() == before
     for missing in (tmp_path / "none.csv", tmp_path / "no_dir" / "none.csv"):

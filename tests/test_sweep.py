@@ -148,7 +148,12 @@ def test_a_sweep_searches_a_stack_of_pairs_in_one_call(tmp_path, monkeypatch):
     search = SEARCH_LEAN.replace(population=8, stack=2, rounds=6, symmetric_starts=0, init_steps=600)
     rep = sweep("tammes", [3], [13, 14], out=out, seed=0, progress=None, solver=BUDGET, search=search)
     assert rep.solved == 2 and stacks == [[13, 14]]
-    check_rows(store.read_rows(out), [(3, 13), (3, 14)], out)
+    rows = store.read_rows(out)
+    check_rows(rows, [(3, 13), (3, 14)], out)
+    for r in rows:  # how each search ended, as its solution reports it
+        assert r["search_stopped_by"] in ("optimum", "rounds", "work", "patience")
+        assert 1 <= r["search_rounds"] <= 6 and r["search_restarts"] >= 0
+        assert 0 < r["search_work"] <= r["search_budget"]
 
 
 def test_a_softmax_code_sweep_starts_from_the_stores_tammes_code(tmp_path, monkeypatch):

@@ -8,11 +8,13 @@ leaves complete rows, at most a torn last line (dropped when the store is next o
 and never a row without its configuration. A lock file keeps two sweeps from writing one store.
 
 The header is the schema: a file whose header differs is refused as written by an incompatible
-version (it is never rewritten). Older formats are read but not appended to: format 2 (before the
-``status_note`` column: why an inner solver failed, for a ``failed`` row) with ``status_note`` None, and
-format 1 (before the ``residual`` column too: the number that decided a row's status) with ``residual``
-None and its status words as written then (``converged`` among them). :func:`upgrade` rewrites a
-format-2 store as format 3 so that a sweep can resume it. Several stores (runs, or the shards that the
+version (it is never rewritten). Older formats are read but not appended to: format 3 (before the
+``search_*`` columns: how a pair's global search ended, :class:`~gnc_jax._src.search.SearchStats`)
+with those None, format 2 (before the ``status_note`` column too: why an inner solver failed, for a
+``failed`` row) with ``status_note`` None, and format 1 (before the ``residual`` column too: the number
+that decided a row's status) with ``residual`` None and its status words as written then
+(``converged`` among them). :func:`upgrade` rewrites a format-2 or format-3 store as format 4 so that
+a sweep can resume it. Several stores (runs, or the shards that the
 hosts of a multi-host sweep write) are read together with :func:`load`, and :func:`best` keeps the best
 row per instance.
 """
@@ -31,12 +33,15 @@ import numpy as np
 
 from gnc_jax._src import registry
 from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.search import SearchStats
 
-STORE_FORMAT = 3
+STORE_FORMAT = 4
 KEY = ("problem", "d", "K", "n", "tau")
 # The certified measures of a solution (:class:`gnc_jax._src.geometry.Separation`'s scalars).
 CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
 _FEATURES = ("loss", "gnc1", "gnc2", "gnc3")
+# How a pair's global search ended (:meth:`SearchStats.summary`); empty where no search ran.
+SEARCH = tuple(f"search_{field}" for field in SearchStats._fields)
 _PROVENANCE = ("seed", "settings", "version", "device", "store_format", "finished_at")
 _RUN = ("hits", "restarts", "wall_s", "config", *_PROVENANCE)
 COLUMNS = (
@@ -48,17 +53,23 @@ COLUMNS = (
     "status",
     "residual",
     "status_note",
+    *SEARCH,
     *_RUN,
 )
 # The columns of each format this version reads (only STORE_FORMAT is appended to).
 _FORMATS = {
     STORE_FORMAT: COLUMNS,
-    2: tuple(c for c in COLUMNS if c != "status_note"),
-    1: tuple(c for c in COLUMNS if c not in ("status_note", "residual")),
+    3: tuple(c for c in COLUMNS if c not in SEARCH),
+    2: tuple(c for c in COLUMNS if c not in (*SEARCH, "status_note")),
+    1: tuple(c for c in COLUMNS if c not in (*SEARCH, "status_note", "residual")),
 }
-_MISSING = {2: "no status_note column", 1: "no residual column"}
-INT_COLUMNS = {"d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"}
-FLOAT_COLUMNS = {"tau", *CERTIFIED, *_FEATURES, "residual", "wall_s"}
+_MISSING = {3: "no search columns", 2: "no status_note column", 1: "no residual column"}
+_UPGRADABLE = (2, 3)  # the formats :func:`upgrade` rewrites
+INT_COLUMNS = {
+    *("d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"),
+    *("search_rounds", "search_restarts"),
+}
+FLOAT_COLUMNS = {"tau", *CERTIFIED, *_FEATURES, "residual", "wall_s", "search_work", "search_budget"}
 # What "best" means per problem: the column and whether larger is better.
 SCORE = {f.name: (f.score, f.larger_is_better) for f in registry.FAMILIES if f.stored}
 
@@ -125,7 +136,7 @@ def read_rows(path, writable: bool = False) -> list[dict]:
         raise StoreError(
             f"{str(path)!r} is a results store of format {fmt} ({_MISSING[fmt]}): it can be read, not "
             "appended to; write to a new store"
-            + (" or upgrade it (gnc_jax.store.upgrade)" if fmt == 2 else "")
+            + (" or upgrade it (gnc_jax.store.upgrade)" if fmt in _UPGRADABLE else "")
         )
     return rows
 
@@ -157,9 +168,10 @@ def _read(path) -> tuple[int, list[dict]]:
 
 
 def upgrade(path) -> int:
-    """Rewrite a format-2 store as format 3 in place (atomically, holding its lock) so that a sweep can
-    resume it. ``status_note`` is empty, except on ``failed`` rows, whose reason format 2 did not
-    keep: "reason not recorded (store format 2)".
+    """Rewrite a format-2 or format-3 store as format 4 in place (atomically, holding its lock) so that
+    a sweep can resume it. The ``search_*`` columns are empty (not recorded then); a format-2 store's
+    ``status_note`` is empty too, except on ``failed`` rows, whose reason format 2 did not keep:
+    "reason not recorded (store format 2)".
 
     Args:
       path: the store's path (CSV).
@@ -176,11 +188,12 @@ def upgrade(path) -> int:
     lock = _lock(path)
     try:
         fmt, rows = _read(path)
-        if fmt != 2:
-            raise StoreError(f"{str(path)!r} is a results store of format {fmt}, not 2")
+        if fmt not in _UPGRADABLE:
+            raise StoreError(f"{str(path)!r} is a results store of format {fmt}, not 2 or 3")
         for r in rows:
             r["store_format"] = STORE_FORMAT
-            r["status_note"] = "reason not recorded (store format 2)" if r["status"] == "failed" else ""
+            if fmt == 2:
+                r["status_note"] = "reason not recorded (store format 2)" if r["status"] == "failed" else ""
         _write_atomically(path, rows)
     finally:
         _unlock(lock)
