@@ -172,6 +172,17 @@ def test_an_episode_restarts_unless_its_best_gains_restart_gain():
     assert res.rounds == 6 and res.restarts == 3 and res.stopped_by == "rounds"
 
 
+def test_at_d_4_a_gain_below_the_anneals_resolution_does_not_keep_an_episode_going():
+    # Without the interior-point finish (d >= 4) the anneal leaves members 1e-6..2e-4 below their
+    # local optimum. By default (restart_gain 0: the finish's resolution) a smaller gain of the best
+    # is that finish refining the same code, so an episode that only creeps ends after restart_after
+    # rounds: 3 restarts in 12 rounds here, where counting every gain above 1e-10 gives 2.
+    s = QUICK.replace(rounds=12, restart_after=3)
+    run = lambda gain: search_tammes(4, 14, jax.random.key(0), s.replace(restart_gain=gain))
+    default, every_gain = run(0.0), run(1e-10)
+    assert default.restarts == 3 and every_gain.restarts == 2
+
+
 @pytest.mark.slow
 def test_time_limit_and_interrupt_return_the_best_so_far():
     res = search_tammes(
@@ -376,7 +387,7 @@ def test_bad_search_input():
         gnc_jax.solve_tammes(3, 16, seed=0, search=SearchSettings(population=-1))
     bad = (("interior_iters", -1), ("relax_steps", -1), ("restart_after", -1), ("energy_members", -1))
     bad += (("symmetric_starts", -1), ("symmetric_starts", 2.5))
-    bad += (("restart_gain", 0), ("restart_gain", float("nan")))
+    bad += (("restart_gain", -1e-4), ("restart_gain", float("nan")))
     for field, value in (*bad, ("energy_steps", 0), ("work_per_member", 0), ("cross_seed", 1)):
         with pytest.raises(ValueError, match=field):
             SearchSettings(**{field: value})

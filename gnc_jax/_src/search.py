@@ -117,9 +117,10 @@ class SearchSettings(ValidatedSettings):
       restart_after: end an episode (a new population from the sources) after this many rounds
         without a gain of the best chord by more than ``restart_gain`` (0: never), where the new
         population and a round fit what is left of the budget (else the episode goes on).
-      restart_gain: the relative gain of the best chord that keeps an episode going (the default
-        is the patience's 1e-10; 1e-4, which ends episodes whose best only creeps, was measured and
-        not adopted: docs/results.md, "A restart rule for creeping episodes").
+      restart_gain: the relative gain of the best chord that keeps an episode going; 0 (the
+        default): the resolution of the members' finish (:meth:`restart_gain_for`), so that an
+        episode whose best only creeps by what the finish leaves undone ends (docs/results.md, "A
+        restart rule for creeping episodes").
       init_steps: steps of the anneal (t 0.1 -> 1e-9) of a random member when a population is drawn.
       relax_steps: Adam steps of the overlap-penalty relaxation per round (for d > ``interior_max_d``).
       finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round.
@@ -161,7 +162,7 @@ class SearchSettings(ValidatedSettings):
     rounds: int = 1000
     patience: int = 40
     restart_after: int = 10
-    restart_gain: float = 1e-10
+    restart_gain: float = 0.0
     init_steps: int = 2000
     relax_steps: int = 300
     finish_steps: int = 300
@@ -200,7 +201,9 @@ class SearchSettings(ValidatedSettings):
             ),
             0,
         )
-        self._require_positive(("growth", "restart_gain"))
+        self._require_positive(("growth",))
+        if self.restart_gain != 0:
+            self._require_positive(("restart_gain",))
         share = self.rotate_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
             raise InvalidArgument(f"rotate_share must be a number in [0, 1], got {share!r}")
@@ -210,6 +213,13 @@ class SearchSettings(ValidatedSettings):
     def exact_for(self, d: int) -> bool:
         """Whether members are finished by the interior-point solve at dimension d."""
         return self.interior_iters > 0 and d <= self.interior_max_d
+
+    def restart_gain_for(self, d: int) -> float:
+        """``restart_gain``, or where it is 0 the resolution of the members' finish at dimension d:
+        1e-10 after the interior-point solve (members within 1e-10 of their local optimum), 1e-4
+        after the log-sum-exp anneal alone, which leaves members 1e-6..2e-4 below theirs, so that a
+        smaller gain is the finish refining the same code, not a new one."""
+        return self.restart_gain or (1e-10 if self.exact_for(d) else 1e-4)
 
     def population_for(self, d: int, K: int) -> int:
         """``population``, or where it is 0 the device's default (:func:`default_population`) divided
@@ -761,7 +771,7 @@ class _Pair:
             self.best_W, self.best = W, chord
         if chord > before * (1 + 1e-10):
             self.last_gain = self.rounds
-        if chord > before * (1 + self.s.restart_gain):
+        if chord > before * (1 + self.s.restart_gain_for(self.d)):
             self.episode_gain = self.rounds
 
     def report(self):
