@@ -13,13 +13,15 @@ Every round, each member of a population of R configurations
 3. is **kept** if its exact minimum chord beats the member's (a member never gets worse).
 
 After each round the worst eighth of the population is replaced by copies of the best eighth. After
-``restart_after`` rounds without a gain of the best chord the episode ends and a new population is
-drawn from the **proposal sources**: random starts annealed from scratch, symmetric starts of every
-rotation group in :data:`GROUPS` whose orbits sum to K (d = 3, :mod:`gnc_jax._src.symmetric`) and
-energy continuation (:func:`energy_codes`). Each source's share of the next population follows its
-yield: the members of its lineage in the population at the end of the episodes so far (the copies of
-the best eighth multiply a good lineage), against the members it contributed, (wins + 1) /
-(pulls + 2). No source is chosen by (d, K): one that fits K gets tried, one that yields keeps its share.
+``restart_after`` rounds without a gain of the best chord above the finish's resolution
+(:meth:`SearchSettings.restart_gain_for`: a smaller gain is the finish refining the same code) the
+episode ends and a new population is drawn from the **proposal sources**: random starts annealed from
+scratch, symmetric starts of every rotation group in :data:`GROUPS` whose orbits sum to K (d = 3,
+:mod:`gnc_jax._src.symmetric`) and energy continuation (:func:`energy_codes`). Each source's share
+of the next population follows its yield: the members of its lineage in the population at the end of
+the episodes so far (the copies of the best eighth multiply a good lineage), against the members it
+contributed, (wins + 1) / (pulls + 2). No source is chosen by (d, K): one that fits K gets tried, one
+that yields keeps its share.
 
 The run is bounded by a deterministic work budget (:meth:`SearchSettings.budget`) in *member-steps*:
 one anneal step of one member of the pair (a Gram matrix of the K points); a Newton step of the
