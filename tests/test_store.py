@@ -80,7 +80,7 @@ def old_format_store(path, fmt, status="converged"):
     """A one-row store as written by format 1 (before the residual column; e.g. the table of codes
     before the global search), format 2 (before the status_note column) or format 3 (before the
     search columns; e.g. the shipped table of codes)."""
-    search = tuple(c for c in store.COLUMNS if c.startswith("search_"))
+    search = store.SEARCH
     dropped = {1: ("residual", "status_note", *search), 2: ("status_note", *search), 3: search}[fmt]
     columns = [c for c in store.COLUMNS if c not in dropped]
     values = {"problem": "tammes", "d": "3", "K": "5", "min_angle_deg": "90.0", "status": status}

@@ -27,6 +27,7 @@ import io
 import json
 import math
 import os
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +41,10 @@ KEY = ("problem", "d", "K", "n", "tau")
 # The certified measures of a solution (:class:`gnc_jax._src.geometry.Separation`'s scalars).
 CERTIFIED = ("min_angle_deg", "max_cos", "rho_one_vs_one", "rho_one_vs_rest", "rho_lower", "certificate_gap")
 _FEATURES = ("loss", "gnc1", "gnc2", "gnc3")
-# How a pair's global search ended (:meth:`SearchStats.summary`); empty where no search ran.
-SEARCH = tuple(f"search_{field}" for field in SearchStats._fields)
+# How a pair's global search ended (:meth:`SearchStats.summary`), with each field's type; empty where
+# no search ran.
+_SEARCH_TYPES = {f"search_{field}": kind for field, kind in typing.get_type_hints(SearchStats).items()}
+SEARCH = tuple(_SEARCH_TYPES)
 _PROVENANCE = ("seed", "settings", "version", "device", "store_format", "finished_at")
 _RUN = ("hits", "restarts", "wall_s", "config", *_PROVENANCE)
 COLUMNS = (
@@ -65,11 +68,10 @@ _FORMATS = {
 }
 _MISSING = {3: "no search columns", 2: "no status_note column", 1: "no residual column"}
 _UPGRADABLE = (2, 3)  # the formats :func:`upgrade` rewrites
-INT_COLUMNS = {
-    *("d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"),
-    *("search_rounds", "search_restarts"),
-}
-FLOAT_COLUMNS = {"tau", *CERTIFIED, *_FEATURES, "residual", "wall_s", "search_work", "search_budget"}
+INT_COLUMNS = {"d", "K", "n", "n_rattlers", "hits", "restarts", "seed", "store_format"}
+INT_COLUMNS |= {c for c, kind in _SEARCH_TYPES.items() if kind is int}
+FLOAT_COLUMNS = {"tau", *CERTIFIED, *_FEATURES, "residual", "wall_s"}
+FLOAT_COLUMNS |= {c for c, kind in _SEARCH_TYPES.items() if kind is float}
 # What "best" means per problem: the column and whether larger is better.
 SCORE = {f.name: (f.score, f.larger_is_better) for f in registry.FAMILIES if f.stored}
 
