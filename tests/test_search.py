@@ -27,6 +27,7 @@ from gnc_jax._src.search import (
     default_population,
     energy_codes,
     rotate_cap,
+    spacing_angle,
     search_stack,
     search_tammes,
 )
@@ -181,6 +182,18 @@ def test_at_d_4_a_gain_below_the_anneals_resolution_does_not_keep_an_episode_goi
     run = lambda gain: search_tammes(4, 14, jax.random.key(0), s.replace(restart_gain=gain))
     default, every_gain = run(0.0), run(1e-10)
     assert default.restarts == 3 and every_gain.restarts == 2
+
+
+def test_at_d_4_the_rotate_share_chooses_the_move():
+    # The cap rotation is a move at every d (docs/results.md, "Cap rotation at every d"): at d = 4 a
+    # search whose moves are all rotations and one whose moves are all relocations part after the
+    # same first population (were the share ignored off d = 3, both would give the same bits).
+    s = QUICK.replace(rounds=4, restart_after=0)
+    run = lambda share: search_tammes(4, 14, jax.random.key(0), s.replace(rotate_share=share))
+    rotations, relocations = run(1.0), run(0.0)
+    assert not np.array_equal(rotations.W, relocations.W)
+    for res in (rotations, relocations):
+        assert res.min_chord == pytest.approx(gnc_jax.tammes_margin(res.W), abs=0)
 
 
 @pytest.mark.slow
@@ -340,16 +353,20 @@ def test_search_settings_validation(kwargs, match):
         SearchSettings(**kwargs)
 
 
-def test_a_rotated_cap_moves_rigidly_along_its_rim():
-    # rotate_cap on S^2: the chords within the rotated cap and within the rest are kept (an isometry of
-    # each part), chords across the rim change, the rim travels ROTATION_SHIFT spacing angles, and
-    # padded columns stay put. Judged from the configurations alone, over many keys.
+@pytest.mark.parametrize("d, sphere_area", [(3, 4 * np.pi), (4, 2 * np.pi**2)])
+def test_a_rotated_cap_moves_rigidly_along_its_rim(d, sphere_area):
+    # rotate_cap on S^{d-1}: the chords within the rotated cap and within the rest are kept (an
+    # isometry of each part), chords across the rim change, the rim travels at most ROTATION_SHIFT
+    # spacing angles (|S^{d-1}| / K)^{1/(d-1)} (on S^2 at least its lower end too: the rotation's axis
+    # is the centre, so the rim moves with the cap's full angle), and padded columns stay put. Judged
+    # from the configurations alone, over many keys.
     K, K_max = 60, 64
-    W = np.random.default_rng(1).normal(size=(3, K))
+    W = np.random.default_rng(1).normal(size=(d, K))
     W /= np.linalg.norm(W, axis=0)
-    X = np.concatenate([W, np.tile([[1.0], [0.0], [0.0]], (1, K_max - K))], axis=1)
+    X = np.concatenate([W, np.tile(np.eye(d)[:, :1], (1, K_max - K))], axis=1)
     col = np.arange(K_max) < K
-    spacing = np.sqrt(4 * np.pi / K)
+    spacing = (sphere_area / K) ** (1 / (d - 1))
+    np.testing.assert_allclose(float(float64(spacing_angle)(d, K)), spacing, rtol=1e-14)
     for i in range(20):
         Y = np.asarray(float64(rotate_cap)(jax.random.key(i), X, col))
         np.testing.assert_array_equal(Y[:, K:], X[:, K:])
@@ -368,7 +385,7 @@ def test_a_rotated_cap_moves_rigidly_along_its_rim():
         rim = np.flatnonzero(moved)[np.argmin(G[centre, moved])]
         travel = 2 * np.arcsin(np.linalg.norm(Y[:, rim] - X[:, rim]) / 2)
         assert travel <= ROTATION_SHIFT[1] * spacing + 1e-12
-        if np.sqrt(1 - G[centre, rim] ** 2) >= 0.3:
+        if d == 3 and np.sqrt(1 - G[centre, rim] ** 2) >= 0.3:
             assert travel >= 0.9 * ROTATION_SHIFT[0] * spacing
     again = [float64(rotate_cap)(jax.random.key(0), X, col) for _ in range(2)]
     np.testing.assert_array_equal(*again)

@@ -4,8 +4,8 @@ Every round, each member of a population of R configurations
 
 1. **relocates** m points (m uniform in 1..``max_moves``; half among the ends of the shortest chords,
    half at random) into the largest holes of the others (the best of ``holes_per_point * K`` random
-   points of the sphere by the chord to their nearest point), or at d = 3, for a ``rotate_share`` of
-   the members, **rotates a cap** of points about its centre (:func:`rotate_cap`);
+   points of the sphere by the chord to their nearest point), or, for a ``rotate_share`` of the
+   members, **rotates a cap** of points about its centre (:func:`rotate_cap`);
 2. **finishes** with a short log-sum-exp anneal (:func:`gnc_jax._src.driver.run_schedule`) and, for
    d <= ``interior_max_d``, the interior-point solve of the local problem (:mod:`gnc_jax._src.interior`),
    so that members are compared at their exact local optima; above, the moved points first make room
@@ -47,6 +47,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import math
 import time
 from typing import NamedTuple
 
@@ -136,7 +137,7 @@ class SearchSettings(ValidatedSettings):
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
-      rotate_share: at d = 3, the probability that a member's move is a cap rotation
+      rotate_share: the probability that a member's move is a cap rotation
         (:func:`rotate_cap`) instead of relocations: a relocated point mostly finishes back at the
         member's own local optimum, a rotated cap changes every contact along its rim.
       symmetric_starts: at d = 3, random starts per decomposition of K into orbits of a group of
@@ -355,17 +356,30 @@ def _min_chord(X, col):
     return jnp.sqrt(jnp.maximum(jnp.min(_chords2(X, col)), 0.0))
 
 
-# The rim of a rotated cap moves by this many spacing angles sqrt(4 pi / K) (uniform, either sense):
+# The rim of a rotated cap moves by this many spacing angles (uniform, either sense):
 # about one place along the rim, so that the contacts across it change (docs/results.md).
 ROTATION_SHIFT = (0.7, 1.5)
+
+
+def spacing_angle(d: int, K):
+    """The angle of the cap that each of K points of S^{d-1} would have alone, (|S^{d-1}| / K)^{1/(d-1)}
+    (sqrt(4 pi / K) on S^2): the scale of a code's spacing, which a cap rotation's rim moves by.
+
+    >>> round(float(spacing_angle(3, 4 * np.pi)), 12), round(float(spacing_angle(4, 2 * np.pi**2)), 12)
+    (1.0, 1.0)
+    """
+    if d == 3:
+        return jnp.sqrt(4 * jnp.pi / K)
+    area = 2 * np.pi ** (d / 2) / math.gamma(d / 2)
+    return (area / K) ** (1.0 / (d - 1))
 
 
 def rotate_cap(key: jax.Array, X: jax.Array, col: jax.Array) -> jax.Array:
     """A collective move: rotate the cap of the n points nearest a random point c of the code
     (n uniform in 4..max(5, K // 4)) about c (in a random plane orthogonal to c; on S^2 about the
-    axis c), by the angle that moves the cap's rim by u spacing angles sqrt(4 pi / K) (u uniform in
-    :data:`ROTATION_SHIFT`, either sense; the sine of the cap's radius taken as at least 0.3). The
-    chords inside the cap and outside it are kept; those across its rim change.
+    axis c), by the angle that moves the cap's rim by u spacing angles (:func:`spacing_angle`; u
+    uniform in :data:`ROTATION_SHIFT`, either sense; the sine of the cap's radius taken as at least
+    0.3). The chords inside the cap and outside it are kept; those across its rim change.
 
     Args:
       key: a ``jax.random`` key.
@@ -385,7 +399,7 @@ def rotate_cap(key: jax.Array, X: jax.Array, col: jax.Array) -> jax.Array:
     radius = jnp.arccos(jnp.clip(edge, -1.0, 1.0))
     u = jax.random.uniform(k_u, (), X.dtype, *ROTATION_SHIFT)
     u = u * jnp.where(jax.random.uniform(k_sign) < 0.5, -1, 1)
-    phi = u * jnp.sqrt(4 * jnp.pi / K) / jnp.maximum(jnp.sin(radius), 0.3)
+    phi = u * spacing_angle(d, K) / jnp.maximum(jnp.sin(radius), 0.3)
     P = jax.random.normal(k_plane, (d, 2), X.dtype)
     q, _ = jnp.linalg.qr(P - c[:, None] * (c @ P)[None, :])  # the plane of the rotation
     a, b = q[:, 0] @ X, q[:, 1] @ X
@@ -492,7 +506,7 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         return X
 
     def any_move(key, X, col):
-        if d != 3 or not s.rotate_share:
+        if not s.rotate_share:
             return move(key, X, col)
         k_which, k = jax.random.split(key)
         return jax.lax.cond(jax.random.uniform(k_which) < s.rotate_share, rotate_cap, move, k, X, col)
