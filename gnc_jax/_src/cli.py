@@ -170,7 +170,7 @@ def _search_arguments(parser) -> None:
         "--search-rotate-share",
         type=_fraction("search-rotate-share"),
         default=None,
-        help="d = 3: the share of the search's moves that rotate a cap of points about its centre "
+        help="the share of the search's moves that rotate a cap of points about its centre "
         "instead of relocating points into holes (default 0.5; 0: relocations only)",
     )
 
