@@ -368,9 +368,7 @@ def spacing_angle(d: int, K):
     >>> round(float(spacing_angle(3, 4 * np.pi)), 12), round(float(spacing_angle(4, 2 * np.pi**2)), 12)
     (1.0, 1.0)
     """
-    if d == 3:
-        return jnp.sqrt(4 * jnp.pi / K)
-    area = 2 * np.pi ** (d / 2) / math.gamma(d / 2)
+    area = 2 * np.pi ** (d / 2) / math.gamma(d / 2)  # 4 pi at d = 3 to the last bit
     return (area / K) ** (1.0 / (d - 1))
 
 
