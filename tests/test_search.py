@@ -61,15 +61,39 @@ def test_search_reaches_a_best_known_code_the_annealer_misses():
 
 
 @pytest.mark.slow
-def test_members_are_judged_at_their_exact_local_optimum():
-    # At d = 3 every member ends with the interior-point solve: the result is its local optimum, which
-    # the exact SLP polish (a second method) cannot raise. Without it (the 300-step log-sum-exp finish
-    # alone) the result sits measurably below its local optimum: the noise that misranked moves.
+@pytest.mark.parametrize("d, K", [(3, 30), (4, 17)])
+def test_members_are_judged_at_their_exact_local_optimum(d, K):
+    # Where the budget affords it (d = 3, and d = 4 at small K) every member ends with the
+    # interior-point solve: the result is its local optimum, which the exact SLP polish (a second
+    # method) cannot raise. Without it (the 300-step log-sum-exp finish alone) the result sits
+    # measurably below its local optimum: the noise that misranked moves.
     s = QUICK.replace(rounds=3)
+    assert s.exact_for(d, K)
     for iters, raised in ((s.interior_iters, False), (0, True)):
-        res = search_tammes(3, 30, jax.random.key(0), s.replace(interior_iters=iters))
+        res = search_tammes(d, K, jax.random.key(0), s.replace(interior_iters=iters))
         polished = gnc_jax.tammes_margin(polish(TAMMES, {"W": res.W}).params["W"])
         assert (polished > res.min_chord * (1 + 1e-9)) == raised, iters
+
+
+def test_the_exact_finish_is_chosen_by_its_price():
+    # No threshold in d: the interior-point finish runs where the budget affords an episode of
+    # rounds with it (restart_after of them after a draw), so a larger budget per member, or cheaper
+    # Newton steps (fewer of them), bring it to larger d and K, and a pair's round cost follows.
+    s = SearchSettings(population=32)
+    assert s.exact_for(3, 130) and s.exact_for(4, 20) and not s.exact_for(5, 13) and not s.exact_for(4, 64)
+    assert s.replace(work_per_member=4 * s.work_per_member).exact_for(5, 13)
+    assert s.replace(interior_iters=20).exact_for(4, 64)
+    assert not s.replace(interior_iters=0).exact_for(3, 13)
+    K = next(K for K in range(13, 200) if not s.exact_for(4, K))
+
+    def rounds(K):  # after a draw, with Newton steps of ((d - 1) K)^3 / 3 flops in member-steps
+        newton = s.interior_iters * 27 * K / 48
+        return (s.work_per_member * K**0.5 - s.init_steps - newton) / ((300 + 1000) / 2 + newton)
+
+    assert rounds(K) < s.restart_after <= rounds(K - 1)
+    assert s.round_cost(4, K - 1) > s.round_cost(4, K)  # the exact finish costs more than the relaxation
+    # In a stack the programs' points decide (a pair of K = 40 runs padded to 48 points there).
+    assert s.exact_for(4, 40) and not s.replace(stack=4).exact_for(4, 40)
 
 
 def test_every_group_whose_orbits_fit_K_is_a_source():
@@ -179,7 +203,8 @@ def test_at_d_4_a_gain_below_the_anneals_resolution_does_not_keep_an_episode_goi
     # is that finish refining the same code, so an episode that only creeps ends after restart_after
     # rounds: 3 restarts in 12 rounds here, where counting every gain above 1e-10 gives 2 (with
     # relocations only: this small search's creep comes from them).
-    s = QUICK.replace(rounds=12, restart_after=3, rotate_share=0.0)
+    # The exact finish is switched off: (4, 14) affords it (SearchSettings.exact_for).
+    s = QUICK.replace(rounds=12, restart_after=3, rotate_share=0.0, interior_iters=0)
     run = lambda gain: search_tammes(4, 14, jax.random.key(0), s.replace(restart_gain=gain))
     default, every_gain = run(0.0), run(1e-10)
     assert default.restarts == 3 and every_gain.restarts == 2

@@ -6,10 +6,11 @@ Every round, each member of a population of R configurations
    half at random) into the largest holes of the others (the best of ``holes_per_point * K`` random
    points of the sphere by the chord to their nearest point), or, for a ``rotate_share`` of the
    members, **rotates a cap** of points about its centre (:func:`rotate_cap`);
-2. **finishes** with a short log-sum-exp anneal (:func:`gnc_jax._src.driver.run_schedule`) and, for
-   d <= ``interior_max_d``, the interior-point solve of the local problem (:mod:`gnc_jax._src.interior`),
-   so that members are compared at their exact local optima; above, the moved points first make room
-   by minimising the overlap penalty sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2;
+2. **finishes** with a short log-sum-exp anneal (:func:`gnc_jax._src.driver.run_schedule`) and, where
+   the budget affords it (:meth:`SearchSettings.exact_for`), the interior-point solve of the local
+   problem (:mod:`gnc_jax._src.interior`), so that members are compared at their exact local optima;
+   elsewhere the moved points first make room by minimising the overlap penalty
+   sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2;
 3. is **kept** if its exact minimum chord beats the member's (a member never gets worse).
 
 After each round the worst eighth of the population is replaced by copies of the best eighth. After
@@ -125,15 +126,15 @@ class SearchSettings(ValidatedSettings):
         episode whose best only creeps by what the finish leaves undone ends (docs/results.md, "A
         restart rule for creeping episodes").
       init_steps: steps of the anneal (t 0.1 -> 1e-9) of a random member when a population is drawn.
-      relax_steps: Adam steps of the overlap-penalty relaxation per round (for d > ``interior_max_d``).
+      relax_steps: Adam steps of the overlap-penalty relaxation per round (where the finish is not
+        exact: :meth:`exact_for`).
       finish_steps: steps of the log-sum-exp finish (t 1e-3 -> 1e-9) per round.
       long_finish_steps: the other half of the population finishes with this many steps (0: every
         member with ``finish_steps``): a portfolio of two finish lengths, since the anneal's end
         decides which local optimum the interior-point solve reaches; the selection after each
         round moves the better configurations between the halves.
-      interior_iters: Newton steps of the interior-point finish for d <= ``interior_max_d``; 0 none.
-      interior_max_d: the largest d with the interior-point finish (its Newton system has (d - 1) K
-        unknowns; above, the relaxation and the anneal's exact chord judge).
+      interior_iters: Newton steps of the interior-point finish where the budget affords it
+        (:meth:`exact_for`); 0 none.
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
@@ -182,7 +183,6 @@ class SearchSettings(ValidatedSettings):
     max_K: int = 512
     cross_seed: bool = True
     interior_iters: int = 80
-    interior_max_d: int = 3
 
     def __post_init__(self):
         self._require_ints(("init_steps", "finish_steps", "work_per_member"), 1)
@@ -198,7 +198,6 @@ class SearchSettings(ValidatedSettings):
                 "energy_members",
                 "symmetric_starts",
                 "interior_iters",
-                "interior_max_d",
                 "relax_steps",
                 "long_finish_steps",
             ),
@@ -213,16 +212,32 @@ class SearchSettings(ValidatedSettings):
         if not isinstance(self.cross_seed, bool):
             raise InvalidArgument(f"cross_seed must be True or False, got {self.cross_seed!r}")
 
-    def exact_for(self, d: int) -> bool:
-        """Whether members are finished by the interior-point solve at dimension d."""
-        return self.interior_iters > 0 and d <= self.interior_max_d
+    def exact_for(self, d: int, K: int) -> bool:
+        """Whether the members of a pair (d, K) are finished by the interior-point solve: where the
+        budget affords at least one episode of rounds with it after a draw, ``(work_per_member
+        sqrt(K) - draw) / round >= restart_after`` (``patience`` if that is 0), the draw's and the
+        round's member-steps with its Newton steps (:func:`newton_step_cost`, ((d - 1) K)^3 / 3
+        flops each). Its price decides, not a threshold in d: with the defaults d = 3 up to K = 438
+        and d = 4 up to K = 41 (docs/results.md, "The exact finish where the budget affords it").
+        K is taken as the pair's programs run it (:meth:`padded`).
 
-    def restart_gain_for(self, d: int) -> float:
-        """``restart_gain``, or where it is 0 the resolution of the members' finish at dimension d:
-        1e-10 after the interior-point solve (members within 1e-10 of their local optimum), 1e-4
-        after the log-sum-exp anneal alone, which leaves members 1e-6..2e-4 below theirs, so that a
-        smaller gain is the finish refining the same code, not a new one."""
-        return self.restart_gain or (1e-10 if self.exact_for(d) else 1e-4)
+        >>> s = SearchSettings()
+        >>> s.exact_for(3, 130), s.exact_for(4, 41), s.exact_for(4, 42), s.exact_for(5, 13)
+        (True, True, False, False)
+        """
+        if not self.interior_iters:
+            return False
+        K = self.padded(K)
+        newton = newton_step_cost(d, K) * self.interior_iters
+        draw, round_ = self.init_steps + newton, self.finish_cost(d, K) + newton
+        return self.work_per_member * K**0.5 - draw >= (self.restart_after or self.patience) * round_
+
+    def restart_gain_for(self, d: int, K: int) -> float:
+        """``restart_gain``, or where it is 0 the resolution of the members' finish at (d, K): 1e-10
+        after the interior-point solve (members within 1e-10 of their local optimum), 1e-4 after the
+        log-sum-exp anneal alone, which leaves members 1e-6..2e-4 below theirs, so that a smaller gain
+        is the finish refining the same code, not a new one."""
+        return self.restart_gain or (1e-10 if self.exact_for(d, K) else 1e-4)
 
     def population_for(self, d: int, K: int) -> int:
         """``population``, or where it is 0 the device's default (:func:`default_population`) divided
@@ -241,7 +256,7 @@ class SearchSettings(ValidatedSettings):
 
     def round_cost(self, d: int, K: int) -> float:
         """Member-steps of one member's search round (relaxation, finish, interior-point solve)."""
-        exact = self.exact_for(d)
+        exact = self.exact_for(d, K)
         newton = newton_step_cost(d, K) * self.interior_iters if exact else 0.0
         return self.finish_cost(d, K) + (0 if exact else self.relax_steps) + newton
 
@@ -450,10 +465,10 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         opt = riemannian_adam({"W": col})
         return run_schedule(value_and_grad, {"W": X}, opt, retract, temps, 0.5 * temps).params["W"]
 
-    exact = s.exact_for(d)
+    exact = s.exact_for(d, K_max)
 
     def finish(X, temps, col):
-        """The anneal, then (for d <= ``interior_max_d``) the interior-point solve to the local optimum;
+        """The anneal, then (where ``exact``) the interior-point solve to the local optimum;
         the better of the two by exact minimum chord."""
         X = anneal(X, temps, col)
         if not exact:
@@ -785,7 +800,7 @@ class _Pair:
             self.best_W, self.best = W, chord
         if chord > before * (1 + 1e-10):
             self.last_gain = self.rounds
-        if chord > before * (1 + self.s.restart_gain_for(self.d)):
+        if chord > before * (1 + self.s.restart_gain_for(self.d, self.K)):
             self.episode_gain = self.rounds
 
     def report(self):
