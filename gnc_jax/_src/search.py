@@ -7,7 +7,7 @@ Every round, each member of a population of R configurations
    points of the sphere by the chord to their nearest point), or, for a ``rotate_share`` of the
    members, **rotates a cap** of points about its centre (:func:`rotate_cap`);
 2. **finishes** with a short log-sum-exp anneal (:func:`gnc_jax._src.driver.run_schedule`) and, where
-   the budget affords it (:meth:`SearchSettings.exact_for`), the interior-point solve of the local
+   the budget affords it (:meth:`SearchSettings.newton_steps_for`), the interior-point solve of the local
    problem (:mod:`gnc_jax._src.interior`), so that members are compared at their exact local optima;
    elsewhere the moved points first make room by minimising the overlap penalty
    sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2;
@@ -133,8 +133,8 @@ class SearchSettings(ValidatedSettings):
         member with ``finish_steps``): a portfolio of two finish lengths, since the anneal's end
         decides which local optimum the interior-point solve reaches; the selection after each
         round moves the better configurations between the halves.
-      interior_iters: Newton steps of the interior-point finish where the budget affords it
-        (:meth:`exact_for`); 0 none.
+      interior_iters: Newton steps of the interior-point finish at most (fewer where the budget
+        affords only fewer, down to half of them: :meth:`newton_steps_for`); 0 none.
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
@@ -212,25 +212,30 @@ class SearchSettings(ValidatedSettings):
         if not isinstance(self.cross_seed, bool):
             raise InvalidArgument(f"cross_seed must be True or False, got {self.cross_seed!r}")
 
-    def exact_for(self, d: int, K: int) -> bool:
-        """Whether the members of a pair (d, K) are finished by the interior-point solve: where the
-        budget affords at least one episode of rounds with it after a draw, ``(work_per_member
-        sqrt(K) - draw) / round >= restart_after`` (``patience`` if that is 0), the draw's and the
-        round's member-steps with its Newton steps (:func:`newton_step_cost`, ((d - 1) K)^3 / 3
-        flops each). Its price decides, not a threshold in d: with the defaults d = 3 up to K = 438
-        and d = 4 up to K = 41 (docs/results.md, "The exact finish where the budget affords it").
-        K is taken as the pair's programs run it (:meth:`padded`).
+    def newton_steps_for(self, d: int, K: int) -> int:
+        """The Newton steps of the interior-point finish of a pair (d, K): the most, up to
+        ``interior_iters``, with which the budget affords one episode of rounds after a draw,
+        ``(work_per_member sqrt(K) - draw) / round >= restart_after`` (``patience`` if that is 0),
+        the draw and the round priced with those steps (:func:`newton_step_cost`, ((d - 1) K)^3 / 3
+        flops each); 0 (no exact finish) where that is under half of ``interior_iters`` (40 steps
+        finish as well as 80 at d = 3). The price decides, not a threshold in d: with the defaults
+        d = 3 at every K, d = 4 up to K = 257 and d = 5 up to K = 49 (docs/results.md, "Fewer Newton
+        steps where 80 do not fit"). K is taken as the pair's programs run it (:meth:`padded`).
 
         >>> s = SearchSettings()
-        >>> s.exact_for(3, 130), s.exact_for(4, 41), s.exact_for(4, 42), s.exact_for(5, 13)
-        (True, True, False, False)
+        >>> [s.newton_steps_for(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (6, 13))]
+        [80, 80, 69, 40, 0, 0]
         """
-        if not self.interior_iters:
-            return False
         K = self.padded(K)
-        newton = newton_step_cost(d, K) * self.interior_iters
-        draw, round_ = self.init_steps + newton, self.finish_cost(d, K) + newton
-        return self.work_per_member * K**0.5 - draw >= (self.restart_after or self.patience) * round_
+        step, r = newton_step_cost(d, K), self.restart_after or self.patience
+        n = (self.work_per_member * K**0.5 - self.init_steps - r * self.finish_cost(d, K)) / ((r + 1) * step)
+        n = min(self.interior_iters, math.floor(n))
+        return n if n >= max(1, self.interior_iters / 2) else 0
+
+    def exact_for(self, d: int, K: int) -> bool:
+        """Whether the members of a pair (d, K) are finished by the interior-point solve
+        (:meth:`newton_steps_for` > 0)."""
+        return self.newton_steps_for(d, K) > 0
 
     def restart_gain_for(self, d: int, K: int) -> float:
         """``restart_gain``, or where it is 0 the resolution of the members' finish at (d, K): 1e-10
@@ -256,8 +261,8 @@ class SearchSettings(ValidatedSettings):
 
     def round_cost(self, d: int, K: int) -> float:
         """Member-steps of one member's search round (relaxation, finish, interior-point solve)."""
-        exact = self.exact_for(d, K)
-        newton = newton_step_cost(d, K) * self.interior_iters if exact else 0.0
+        steps = self.newton_steps_for(d, K)
+        exact, newton = steps > 0, newton_step_cost(d, K) * steps
         return self.finish_cost(d, K) + (0 if exact else self.relax_steps) + newton
 
     def finish_cost(self, d: int, K: int) -> float:
@@ -465,7 +470,8 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         opt = riemannian_adam({"W": col})
         return run_schedule(value_and_grad, {"W": X}, opt, retract, temps, 0.5 * temps).params["W"]
 
-    exact = s.exact_for(d, K_max)
+    newton_steps = s.newton_steps_for(d, K_max)
+    exact = newton_steps > 0
 
     def finish(X, temps, col):
         """The anneal, then (where ``exact``) the interior-point solve to the local optimum;
@@ -473,7 +479,7 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         X = anneal(X, temps, col)
         if not exact:
             return X
-        Y = interior_point(X, s.interior_iters, col=col if masked else None)
+        Y = interior_point(X, newton_steps, col=col if masked else None)
         return jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
 
     def energy(X, col):
