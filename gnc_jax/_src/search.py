@@ -135,6 +135,9 @@ class SearchSettings(ValidatedSettings):
         round moves the better configurations between the halves.
       interior_iters: Newton steps of the interior-point finish at most (fewer where the budget
         affords only fewer, down to half of them: :meth:`newton_steps_for`); 0 none.
+      exact_best: where the budget does not afford the interior-point finish of every member, each
+        round's best eighth of candidates (the eighth the selection copies) get it where it affords
+        that (:meth:`exact_plan`), so that the best is still judged at its exact local optimum.
       max_moves: points relocated per member and round at most; 0 picks max(6, K // 8).
       growth: the relaxation's target chord is c (1 + e), e uniform in (0, growth).
       holes_per_point: candidate hole centres per point of the code (random on the sphere).
@@ -183,6 +186,7 @@ class SearchSettings(ValidatedSettings):
     max_K: int = 512
     cross_seed: bool = True
     interior_iters: int = 80
+    exact_best: bool = True
 
     def __post_init__(self):
         self._require_ints(("init_steps", "finish_steps", "work_per_member"), 1)
@@ -209,40 +213,58 @@ class SearchSettings(ValidatedSettings):
         share = self.rotate_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
             raise InvalidArgument(f"rotate_share must be a number in [0, 1], got {share!r}")
-        if not isinstance(self.cross_seed, bool):
-            raise InvalidArgument(f"cross_seed must be True or False, got {self.cross_seed!r}")
+        for name in ("cross_seed", "exact_best"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidArgument(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+    def exact_plan(self, d: int, K: int) -> tuple[int, int]:
+        """The interior-point finish of a pair (d, K): (members solved per round, Newton steps).
+
+        Every member of the population where the budget affords it, else (``exact_best``) the best
+        eighth of the round's candidates: the first of these with which the budget affords one
+        episode of rounds after a draw, ``(work_per_member sqrt(K) - draw) / round >=
+        restart_after`` (``patience`` if that is 0), with at least half of ``interior_iters`` Newton
+        steps (40 steps finish as well as 80 at d = 3), and with the most steps up to
+        ``interior_iters`` that it affords; the draw and the round are priced with those steps
+        (:func:`newton_step_cost`, ((d - 1) K)^3 / 3 flops each) and, where not every member is
+        solved, the overlap relaxation. (0, 0) where neither fits: no exact finish. The price
+        decides, not a threshold in d (docs/results.md, "Fewer Newton steps where 80 do not fit").
+        K is taken as the pair's programs run it (:meth:`padded`).
+
+        >>> s = SearchSettings(population=32)
+        >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (8, 64))]
+        [(32, 80), (32, 80), (32, 69), (32, 40), (4, 80), (4, 80)]
+        """
+        R, K = self.population_for(d, K), self.padded(K)
+        r = self.restart_after or self.patience
+        for members in (R, max(1, R // 8)) if self.exact_best else (R,):
+            relax = 0 if members == R else self.relax_steps
+            step = newton_step_cost(d, K) * members / R
+            n = (self.work_per_member * K**0.5 - self.init_steps - r * (self.finish_cost(d, K) + relax)) / (
+                (r + 1) * step
+            )
+            n = min(self.interior_iters, math.floor(n))
+            if n >= max(1, self.interior_iters / 2):
+                return members, n
+        return 0, 0
 
     def newton_steps_for(self, d: int, K: int) -> int:
-        """The Newton steps of the interior-point finish of a pair (d, K): the most, up to
-        ``interior_iters``, with which the budget affords one episode of rounds after a draw,
-        ``(work_per_member sqrt(K) - draw) / round >= restart_after`` (``patience`` if that is 0),
-        the draw and the round priced with those steps (:func:`newton_step_cost`, ((d - 1) K)^3 / 3
-        flops each); 0 (no exact finish) where that is under half of ``interior_iters`` (40 steps
-        finish as well as 80 at d = 3). The price decides, not a threshold in d: with the defaults
-        d = 3 at every K, d = 4 up to K = 257 and d = 5 up to K = 49 (docs/results.md, "Fewer Newton
-        steps where 80 do not fit"). K is taken as the pair's programs run it (:meth:`padded`).
-
-        >>> s = SearchSettings()
-        >>> [s.newton_steps_for(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (6, 13))]
-        [80, 80, 69, 40, 0, 0]
-        """
-        K = self.padded(K)
-        step, r = newton_step_cost(d, K), self.restart_after or self.patience
-        n = (self.work_per_member * K**0.5 - self.init_steps - r * self.finish_cost(d, K)) / ((r + 1) * step)
-        n = min(self.interior_iters, math.floor(n))
-        return n if n >= max(1, self.interior_iters / 2) else 0
+        """The Newton steps of the pair's interior-point finish (:meth:`exact_plan`); 0 none."""
+        return self.exact_plan(d, K)[1]
 
     def exact_for(self, d: int, K: int) -> bool:
-        """Whether the members of a pair (d, K) are finished by the interior-point solve
-        (:meth:`newton_steps_for` > 0)."""
-        return self.newton_steps_for(d, K) > 0
+        """Whether every member of a pair (d, K) is finished by the interior-point solve
+        (:meth:`exact_plan`); else the relaxation makes room for the moved points."""
+        members, steps = self.exact_plan(d, K)
+        return steps > 0 and members == self.population_for(d, K)
 
     def restart_gain_for(self, d: int, K: int) -> float:
-        """``restart_gain``, or where it is 0 the resolution of the members' finish at (d, K): 1e-10
-        after the interior-point solve (members within 1e-10 of their local optimum), 1e-4 after the
-        log-sum-exp anneal alone, which leaves members 1e-6..2e-4 below theirs, so that a smaller gain
-        is the finish refining the same code, not a new one."""
-        return self.restart_gain or (1e-10 if self.exact_for(d, K) else 1e-4)
+        """``restart_gain``, or where it is 0 the resolution of the best member's finish at (d, K):
+        1e-10 after the interior-point solve (members within 1e-10 of their local optimum; the best
+        candidates get it where not every member does), 1e-4 after the log-sum-exp anneal alone,
+        which leaves members 1e-6..2e-4 below theirs, so that a smaller gain is the finish refining
+        the same code, not a new one."""
+        return self.restart_gain or (1e-10 if self.newton_steps_for(d, K) else 1e-4)
 
     def population_for(self, d: int, K: int) -> int:
         """``population``, or where it is 0 the device's default (:func:`default_population`) divided
@@ -261,9 +283,9 @@ class SearchSettings(ValidatedSettings):
 
     def round_cost(self, d: int, K: int) -> float:
         """Member-steps of one member's search round (relaxation, finish, interior-point solve)."""
-        steps = self.newton_steps_for(d, K)
-        exact, newton = steps > 0, newton_step_cost(d, K) * steps
-        return self.finish_cost(d, K) + (0 if exact else self.relax_steps) + newton
+        members, steps = self.exact_plan(d, K)
+        newton = newton_step_cost(d, K) * steps * members / self.population_for(d, K)
+        return self.finish_cost(d, K) + (0 if self.exact_for(d, K) else self.relax_steps) + newton
 
     def finish_cost(self, d: int, K: int) -> float:
         """The finish's steps per member, averaged over the population (:attr:`long_finish_steps`)."""
@@ -470,17 +492,28 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         opt = riemannian_adam({"W": col})
         return run_schedule(value_and_grad, {"W": X}, opt, retract, temps, 0.5 * temps).params["W"]
 
-    newton_steps = s.newton_steps_for(d, K_max)
-    exact = newton_steps > 0
+    solved, newton_steps = s.exact_plan(d, K_max)
+    exact = s.exact_for(d, K_max)  # every member; else the best ``solved`` candidates (where > 0)
+    chords = jax.vmap(_min_chord, (0, None))
 
-    def finish(X, temps, col):
-        """The anneal, then (where ``exact``) the interior-point solve to the local optimum;
-        the better of the two by exact minimum chord."""
-        X = anneal(X, temps, col)
-        if not exact:
-            return X
+    def solve(X, col):
+        """The interior-point solve to the local optimum near X, or X where that is better."""
         Y = interior_point(X, newton_steps, col=col if masked else None)
         return jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
+
+    def finish(X, temps, col):
+        """The anneal, then (where ``exact``) the interior-point solve."""
+        X = anneal(X, temps, col)
+        return solve(X, col) if exact else X
+
+    def solve_best(Y, cy, col):
+        """Where not every member is solved, the interior-point solve of the best ``solved`` of the
+        candidates Y (their exact minimum chords cy)."""
+        if exact or not newton_steps:
+            return Y, cy
+        top = jnp.argsort(-cy)[:solved]
+        Z = jax.vmap(solve, (0, None))(Y[top], col)
+        return Y.at[top].set(Z), cy.at[top].set(chords(Z, col))
 
     def energy(X, col):
         energy_and_grad = lambda p, e: jax.value_and_grad(lambda p: _log_riesz_energy(p["W"], e, col))(p)
@@ -530,15 +563,12 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         k_which, k = jax.random.split(key)
         return jax.lax.cond(jax.random.uniform(k_which) < s.rotate_share, rotate_cap, move, k, X, col)
 
-    def member_round(key, X, c, temps, col):
+    def candidate(key, X, c, temps, col):
         k_move, k_growth = jax.random.split(key)
         Y = any_move(k_move, X, col)
         if s.relax_steps and not exact:
             Y = relax(Y, c * (1.0 + jax.random.uniform(k_growth, (), X.dtype, 0.0, s.growth)), col)
-        Y = finish(Y, temps, col)
-        cy = _min_chord(Y, col)
-        better = cy > c
-        return jnp.where(better, Y, X), jnp.where(better, cy, c)
+        return finish(Y, temps, col)
 
     def draw(key, proposals, proposed, given, col):
         """A new population: random members annealed from t = 0.1; proposals finished from t = 1e-3,
@@ -547,19 +577,22 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         X = jnp.where(proposed[:, None, None] & col, proposals, X)  # padded points stay random
         temps = jnp.where(proposed[:, None], seed_temps, init_temps)
         Y = jax.vmap(finish, (0, 0, None))(X, temps, col)
-        cX, cY = (jax.vmap(_min_chord, (0, None))(A, col) for A in (X, Y))
+        cX = chords(X, col)
+        Y, cY = solve_best(Y, chords(Y, col), col)
         keep = proposed & (given | (cX >= cY))
         return jnp.where(keep[:, None, None], X, Y), jnp.where(keep, cX, cY)
 
     def slot_round(key, X, c, col):
-        """One pair's round: every member moves and finishes, then the best eighth replaces the worst."""
+        """One pair's round: every member moves and finishes and is kept where its exact minimum
+        chord improves, then the best eighth replaces the worst."""
         keys, n = jax.random.split(key, R), R - half
-        one = lambda temps: jax.vmap(lambda k, x, c: member_round(k, x, c, temps, col))
-        X0, c0 = one(finish_temps)(keys[:n], X[:n], c[:n])
+        one = lambda temps: jax.vmap(lambda k, x, c: candidate(k, x, c, temps, col))
+        Y = one(finish_temps)(keys[:n], X[:n], c[:n])
         if half:
-            X1, c1 = one(long_temps)(keys[n:], X[n:], c[n:])
-            X0, c0 = jnp.concatenate([X0, X1]), jnp.concatenate([c0, c1])
-        X, c = X0, c0
+            Y = jnp.concatenate([Y, one(long_temps)(keys[n:], X[n:], c[n:])])
+        Y, cy = solve_best(Y, chords(Y, col), col)
+        better = cy > c
+        X, c = jnp.where(better[:, None, None], Y, X), jnp.where(better, cy, c)
         q = max(1, R // 8)
         order = jnp.argsort(-c)
         src = jnp.arange(R).at[order[R - q :]].set(order[:q])
@@ -580,7 +613,7 @@ def _programs(d: int, K_max: int, s: SearchSettings):
         return jax.vmap(energy, (0, None))(X, col)
 
     # The interior-point solve factors a batch of matrices by LAPACK: one such program at a time.
-    exclusive = one_at_a_time if exact else lambda program: program
+    exclusive = one_at_a_time if newton_steps else lambda program: program
 
     def compiled(f):
         program = jax.jit(f)
