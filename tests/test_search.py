@@ -61,14 +61,15 @@ def test_search_reaches_a_best_known_code_the_annealer_misses():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("d, K", [(3, 30), (4, 17)])
-def test_members_are_judged_at_their_exact_local_optimum(d, K):
+@pytest.mark.parametrize("d, K, every", [(3, 30, True), (4, 17, True), (6, 14, False)])
+def test_members_are_judged_at_their_exact_local_optimum(d, K, every):
     # Where the budget affords it (d = 3, and d = 4 at small K) every member ends with the
-    # interior-point solve: the result is its local optimum, which the exact SLP polish (a second
-    # method) cannot raise. Without it (the 300-step log-sum-exp finish alone) the result sits
-    # measurably below its local optimum: the noise that misranked moves.
+    # interior-point solve, elsewhere the best eighth of the candidates (d = 6): the result is its
+    # local optimum, which the exact SLP polish (a second method) cannot raise. Without it (the
+    # log-sum-exp finish alone) the result sits measurably below its local optimum: the noise that
+    # misranked moves.
     s = QUICK.replace(rounds=3)
-    assert s.exact_for(d, K)
+    assert s.exact_for(d, K) == every and s.newton_steps_for(d, K) > 0
     for iters, raised in ((s.interior_iters, False), (0, True)):
         res = search_tammes(d, K, jax.random.key(0), s.replace(interior_iters=iters))
         polished = gnc_jax.tammes_margin(polish(TAMMES, {"W": res.W}).params["W"])
@@ -83,6 +84,8 @@ def test_the_exact_finish_is_chosen_by_its_price():
     assert s.newton_steps_for(3, 130) == s.newton_steps_for(4, 20) == s.interior_iters == 80
     assert not s.exact_for(6, 13) and s.replace(work_per_member=4 * s.work_per_member).exact_for(6, 13)
     assert not s.replace(interior_iters=0).exact_for(3, 13)
+    # Where the whole population's does not fit, the best eighth's does (4 of 32 members, 80 steps).
+    assert s.exact_plan(6, 13) == (4, 80) and s.replace(exact_best=False).exact_plan(6, 13) == (0, 0)
 
     def rounds(d, K, n):  # after a draw, with n Newton steps of ((d - 1) K)^3 / 3 flops in member-steps
         newton = n * (d - 1) ** 3 * K / (12 * d)
@@ -93,7 +96,10 @@ def test_the_exact_finish_is_chosen_by_its_price():
         assert 40 <= n < 80 and rounds(d, K, n) >= s.restart_after > rounds(d, K, n + 1), (d, K, n)
     K = next(K for K in range(13, 200) if not s.exact_for(5, K))  # under half the steps there
     assert rounds(5, K, 40) < s.restart_after <= rounds(5, K - 1, 40)
-    assert s.round_cost(5, K - 1) > s.round_cost(5, K)  # the exact finish costs more than the relaxation
+    # There the best eighth's exact finish and the relaxation cost less than every member's.
+    members, n = s.exact_plan(5, K)
+    assert members == 4 and s.round_cost(5, K) == pytest.approx(650 + 300 + n * 4 * 64 * K / 60 / 8)
+    assert s.round_cost(5, K - 1) > s.round_cost(5, K)
     # In a stack the programs' points decide (a pair of K = 40 runs padded to 48 points there).
     assert s.replace(stack=4).newton_steps_for(4, 40) == s.newton_steps_for(4, 48) < s.newton_steps_for(4, 40)
 

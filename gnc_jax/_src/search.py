@@ -7,10 +7,11 @@ Every round, each member of a population of R configurations
    points of the sphere by the chord to their nearest point), or, for a ``rotate_share`` of the
    members, **rotates a cap** of points about its centre (:func:`rotate_cap`);
 2. **finishes** with a short log-sum-exp anneal (:func:`gnc_jax._src.driver.run_schedule`) and, where
-   the budget affords it (:meth:`SearchSettings.newton_steps_for`), the interior-point solve of the local
+   the budget affords it (:meth:`SearchSettings.exact_plan`), the interior-point solve of the local
    problem (:mod:`gnc_jax._src.interior`), so that members are compared at their exact local optima;
    elsewhere the moved points first make room by minimising the overlap penalty
-   sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2;
+   sum_{i<j} max(0, delta^2 - ||w_i - w_j||^2)^2, and only the best eighth of the candidates get the
+   interior-point solve where the budget affords that;
 3. is **kept** if its exact minimum chord beats the member's (a member never gets worse).
 
 After each round the worst eighth of the population is replaced by copies of the best eighth. After
