@@ -98,7 +98,7 @@ def test_the_exact_finish_is_chosen_by_its_price():
     assert rounds(5, K, 40) < s.restart_after <= rounds(5, K - 1, 40)
     # There the best eighth's exact finish and the relaxation cost less than every member's.
     members, n = s.exact_plan(5, K)
-    assert members == 4 and s.round_cost(5, K) == pytest.approx(650 + 300 + n * 4 * 64 * K / 60 / 8)
+    assert members == 4 and s.round_cost(5, K) == pytest.approx(650 + 300 + n * 64 * K / 60 / 8)
     assert s.round_cost(5, K - 1) > s.round_cost(5, K)
     # In a stack the programs' points decide (a pair of K = 40 runs padded to 48 points there).
     assert s.replace(stack=4).newton_steps_for(4, 40) == s.newton_steps_for(4, 48) < s.newton_steps_for(4, 40)
