@@ -234,7 +234,7 @@ class SearchSettings(ValidatedSettings):
 
         >>> s = SearchSettings(population=32)
         >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (8, 64))]
-        [(32, 80), (32, 80), (32, 69), (32, 40), (4, 80), (4, 80)]
+        [(32, 80), (32, 80), (32, 69), (32, 40), (4, 80), (4, 77)]
         """
         R, K = self.population_for(d, K), self.padded(K)
         r = self.restart_after or self.patience
