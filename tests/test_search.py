@@ -439,8 +439,8 @@ def test_bad_search_input():
         gnc_jax.solve_tammes(3, 16, seed=0, search=SearchSettings(population=-1))
     bad = (("interior_iters", -1), ("relax_steps", -1), ("restart_after", -1), ("energy_members", -1))
     bad += (("symmetric_starts", -1), ("symmetric_starts", 2.5))
-    bad += (("restart_gain", -1e-4), ("restart_gain", float("nan")))
-    for field, value in (*bad, ("energy_steps", 0), ("work_per_member", 0), ("cross_seed", 1)):
+    bad += (("restart_gain", -1e-4), ("restart_gain", float("nan")), ("cross_seed", 1), ("exact_best", 1))
+    for field, value in (*bad, ("energy_steps", 0), ("work_per_member", 0)):
         with pytest.raises(ValueError, match=field):
             SearchSettings(**{field: value})
 

@@ -229,8 +229,9 @@ class SearchSettings(ValidatedSettings):
         ``interior_iters`` that it affords; the draw and the round are priced with those steps
         (:func:`newton_step_cost`, ((d - 1) K)^3 / 3 flops each) and, where not every member is
         solved, the overlap relaxation. (0, 0) where neither fits: no exact finish. The price
-        decides, not a threshold in d (docs/results.md, "Fewer Newton steps where 80 do not fit").
-        K is taken as the pair's programs run it (:meth:`padded`).
+        decides, not a threshold in d (docs/results.md, "Fewer Newton steps where 80 do not fit" and
+        "The exact finish of the best eighth where every member's does not fit"). K is taken as the
+        pair's programs run it (:meth:`padded`).
 
         >>> s = SearchSettings(population=32)
         >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (8, 64))]
