@@ -7,7 +7,7 @@ as in the search (compiled once, then the mean of 3 calls): 300 anneal steps and
 from random configurations, and prints the measured cost of a Newton step in member-steps beside
 the price. Results: benchmarks/results/search_step_costs.json.
 
-Usage: python benchmarks/search_step_costs.py [--pairs 3:64,3:130]
+Usage: python benchmarks/search_step_costs.py [--pairs 3:64,3:130] [--out FILE]
 """
 
 import argparse
@@ -78,12 +78,13 @@ def pair_list(text):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=pair_list, default=[(3, 64), (3, 130)], help="d:K pairs, e.g. 3:64,3:130")
-    pairs = ap.parse_args().pairs
+    ap.add_argument("--out", type=Path, default=OUT, help="the JSON file the rows go to")
+    args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)
-    rows = [measure(d, K) for d, K in pairs]
+    rows = [measure(d, K) for d, K in args.pairs]
     for row in rows:
         print(json.dumps(row), flush=True)
-    OUT.write_text(json.dumps(rows, indent=1) + "\n")
+    args.out.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
