@@ -100,6 +100,11 @@ def test_the_exact_finish_is_chosen_by_its_price():
     members, n = s.exact_plan(5, K)
     assert members == 4 and s.round_cost(5, K) == pytest.approx(650 + 300 + n * 64 * K / 60 / 8)
     assert s.round_cost(5, K - 1) > s.round_cost(5, K)
+    # The best eighth's Newton work is at most the rest of its round's (finish and relaxation, 950
+    # member-steps): 43 steps at (6, 100), where 44 would cost more; none where fewer than 40 fit.
+    step = 5**3 * 100 / (12 * 6) / 8
+    assert s.exact_plan(6, 100) == (4, 43) and 43 * step <= 950 < 44 * step
+    assert s.exact_plan(6, 130) == (0, 0) and s.restart_gain_for(6, 130) == 1e-4
     # In a stack the programs' points decide (a pair of K = 40 runs padded to 48 points there).
     assert s.replace(stack=4).newton_steps_for(4, 40) == s.newton_steps_for(4, 48) < s.newton_steps_for(4, 40)
 

@@ -228,14 +228,16 @@ class SearchSettings(ValidatedSettings):
         steps (40 steps finish as well as 80 at d = 3), and with the most steps up to
         ``interior_iters`` that it affords; the draw and the round are priced with those steps
         (:func:`newton_step_cost`, ((d - 1) K)^3 / 3 flops each) and, where not every member is
-        solved, the overlap relaxation. (0, 0) where neither fits: no exact finish. The price
-        decides, not a threshold in d (docs/results.md, "Fewer Newton steps where 80 do not fit" and
-        "The exact finish of the best eighth where every member's does not fit"). K is taken as the
-        pair's programs run it (:meth:`padded`).
+        solved, the overlap relaxation. The best eighth's Newton work is at most the rest of its
+        round's (finish and relaxation), so that its share does not grow with K while the budget
+        grows with sqrt(K). (0, 0) where neither fits: no exact finish. The price decides, not a
+        threshold in d (docs/results.md, "Fewer Newton steps where 80 do not fit", "The exact finish
+        of the best eighth where every member's does not fit" and "A cap on the best eighth's Newton
+        work"). K is taken as the pair's programs run it (:meth:`padded`).
 
         >>> s = SearchSettings(population=32)
-        >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (8, 64))]
-        [(32, 80), (32, 80), (32, 69), (32, 40), (4, 80), (4, 77)]
+        >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (6, 100), (8, 64))]
+        [(32, 80), (32, 80), (32, 69), (32, 40), (4, 80), (4, 43), (0, 0)]
         """
         R, K = self.population_for(d, K), self.padded(K)
         r = self.restart_after or self.patience
@@ -245,6 +247,8 @@ class SearchSettings(ValidatedSettings):
             n = (self.work_per_member * K**0.5 - self.init_steps - r * (self.finish_cost(d, K) + relax)) / (
                 (r + 1) * step
             )
+            if members < R:
+                n = min(n, (self.finish_cost(d, K) + relax) / step)
             n = min(self.interior_iters, math.floor(n))
             if n >= max(1, self.interior_iters / 2):
                 return members, n
