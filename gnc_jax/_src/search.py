@@ -229,11 +229,12 @@ class SearchSettings(ValidatedSettings):
         ``interior_iters`` that it affords; the draw and the round are priced with those steps
         (:func:`newton_step_cost`, ((d - 1) K)^3 / 3 flops each) and, where not every member is
         solved, the overlap relaxation. The best eighth's Newton work is at most the rest of its
-        round's (finish and relaxation), so that its share does not grow with K while the budget
-        grows with sqrt(K). (0, 0) where neither fits: no exact finish. The price decides, not a
-        threshold in d (docs/results.md, "Fewer Newton steps where 80 do not fit", "The exact finish
-        of the best eighth where every member's does not fit" and "A cap on the best eighth's Newton
-        work"). K is taken as the pair's programs run it (:meth:`padded`).
+        round's (finish and relaxation), so that it takes at most half of a round however its price
+        grows with K (the budget grows with sqrt(K)). (0, 0) where neither fits: no exact finish.
+        The price decides, not a threshold in d (docs/results.md, "Fewer Newton steps where 80 do
+        not fit", "The exact finish of the best eighth where every member's does not fit" and "A cap
+        on the best eighth's Newton work"). K is taken as the pair's programs run it
+        (:meth:`padded`).
 
         >>> s = SearchSettings(population=32)
         >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (6, 100), (8, 64))]
@@ -242,13 +243,11 @@ class SearchSettings(ValidatedSettings):
         R, K = self.population_for(d, K), self.padded(K)
         r = self.restart_after or self.patience
         for members in (R, max(1, R // 8)) if self.exact_best else (R,):
-            relax = 0 if members == R else self.relax_steps
+            rest = self.finish_cost(d, K) + (0 if members == R else self.relax_steps)  # the round less Newton
             step = newton_step_cost(d, K) * members / R
-            n = (self.work_per_member * K**0.5 - self.init_steps - r * (self.finish_cost(d, K) + relax)) / (
-                (r + 1) * step
-            )
+            n = (self.work_per_member * K**0.5 - self.init_steps - r * rest) / ((r + 1) * step)
             if members < R:
-                n = min(n, (self.finish_cost(d, K) + relax) / step)
+                n = min(n, rest / step)
             n = min(self.interior_iters, math.floor(n))
             if n >= max(1, self.interior_iters / 2):
                 return members, n
