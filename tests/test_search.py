@@ -78,9 +78,11 @@ def test_members_are_judged_at_their_exact_local_optimum(d, K, every):
 
 def test_the_exact_finish_is_chosen_by_its_price():
     # No threshold in d: the interior-point finish runs with the most Newton steps (up to
-    # interior_iters, at least half of them) with which the budget affords an episode of rounds
-    # (restart_after of them after a draw), so a larger budget per member brings it to larger d and K.
+    # interior_iters) with which the budget affords an episode of rounds (restart_after of them after
+    # a draw), so a larger budget per member brings it to larger d and K. Every member gets it only
+    # with all interior_iters steps, the best eighth with at least half of them.
     s = SearchSettings(population=32)
+    t = s.replace(exact_best=False)  # every member's finish or none, with at least half the steps
     assert s.newton_steps_for(3, 130) == s.newton_steps_for(4, 20) == s.interior_iters == 80
     assert not s.exact_for(6, 13) and s.replace(work_per_member=4 * s.work_per_member).exact_for(6, 13)
     assert not s.replace(interior_iters=0).exact_for(3, 13)
@@ -92,21 +94,26 @@ def test_the_exact_finish_is_chosen_by_its_price():
         return (s.work_per_member * K**0.5 - s.init_steps - newton) / ((300 + 1000) / 2 + newton)
 
     for d, K in ((4, 50), (4, 130), (5, 20)):
-        n = s.newton_steps_for(d, K)
+        n = t.newton_steps_for(d, K)
         assert 40 <= n < 80 and rounds(d, K, n) >= s.restart_after > rounds(d, K, n + 1), (d, K, n)
-    K = next(K for K in range(13, 200) if not s.exact_for(5, K))  # under half the steps there
+    K = next(K for K in range(13, 200) if not t.exact_for(5, K))  # under half the steps there
     assert rounds(5, K, 40) < s.restart_after <= rounds(5, K - 1, 40)
     # There the best eighth's exact finish and the relaxation cost less than every member's.
     members, n = s.exact_plan(5, K)
     assert members == 4 and s.round_cost(5, K) == pytest.approx(650 + 300 + n * 64 * K / 60 / 8)
-    assert s.round_cost(5, K - 1) > s.round_cost(5, K)
+    assert t.round_cost(5, K - 1) > s.round_cost(5, K)
+    # With the best eighth as the alternative, every member's finish needs all 80 steps: (4, 41)
+    # affords them, (4, 42) not, and there (and at (4, 50), (5, 20) above) the best eighth gets 80.
+    assert rounds(4, 41, 80) >= s.restart_after > rounds(4, 42, 80)
+    assert s.exact_plan(4, 41) == (32, 80)
+    assert [s.exact_plan(*p) for p in ((4, 42), (4, 50), (5, 20))] == [(4, 80)] * 3
     # The best eighth's Newton work is at most the rest of its round's (finish and relaxation, 950
     # member-steps): 43 steps at (6, 100), where 44 would cost more; none where fewer than 40 fit.
     step = 5**3 * 100 / (12 * 6) / 8
     assert s.exact_plan(6, 100) == (4, 43) and 43 * step <= 950 < 44 * step
     assert s.exact_plan(6, 130) == (0, 0) and s.restart_gain_for(6, 130) == 1e-4
     # In a stack the programs' points decide (a pair of K = 40 runs padded to 48 points there).
-    assert s.replace(stack=4).newton_steps_for(4, 40) == s.newton_steps_for(4, 48) < s.newton_steps_for(4, 40)
+    assert s.replace(stack=4).exact_plan(4, 40) == s.exact_plan(4, 48) != s.exact_plan(4, 40)
 
 
 def test_every_group_whose_orbits_fit_K_is_a_source():

@@ -224,21 +224,25 @@ class SearchSettings(ValidatedSettings):
         Every member of the population where the budget affords it, else (``exact_best``) the best
         eighth of the round's candidates: the first of these with which the budget affords one
         episode of rounds after a draw, ``(work_per_member sqrt(K) - draw) / round >=
-        restart_after`` (``patience`` if that is 0), with at least half of ``interior_iters`` Newton
-        steps (40 steps finish as well as 80 at d = 3), and with the most steps up to
-        ``interior_iters`` that it affords; the draw and the round are priced with those steps
+        restart_after`` (``patience`` if that is 0), with the most steps up to ``interior_iters``
+        that it affords: all of them for every member where the best eighth is the alternative (a
+        partial finish of every member is bought with rounds), else at least half (40 steps finish
+        as well as 80 at d = 3); the draw and the round are priced with those steps
         (:func:`newton_step_cost`, ((d - 1) K)^3 / 3 flops each) and, where not every member is
         solved, the overlap relaxation. The best eighth's Newton work is at most the rest of its
         round's (finish and relaxation), so that it takes at most half of a round however its price
         grows with K (the budget grows with sqrt(K)). (0, 0) where neither fits: no exact finish.
         The price decides, not a threshold in d (docs/results.md, "Fewer Newton steps where 80 do
-        not fit", "The exact finish of the best eighth where every member's does not fit" and "A cap
-        on the best eighth's Newton work"). K is taken as the pair's programs run it
+        not fit", "The exact finish of the best eighth where every member's does not fit", "A cap
+        on the best eighth's Newton work" and "Every member's finish only with all its Newton
+        steps"). K is taken as the pair's programs run it
         (:meth:`padded`).
 
         >>> s = SearchSettings(population=32)
-        >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 64), (5, 49), (5, 50), (6, 100), (8, 64))]
-        [(32, 80), (32, 80), (32, 69), (32, 40), (4, 80), (4, 43), (0, 0)]
+        >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 42), (5, 13), (6, 100), (8, 64))]
+        [(32, 80), (32, 80), (4, 80), (4, 80), (4, 43), (0, 0)]
+        >>> s.replace(exact_best=False).exact_plan(4, 64)  # every member, with the steps that fit
+        (32, 69)
         """
         R, K = self.population_for(d, K), self.padded(K)
         r = self.restart_after or self.patience
@@ -249,7 +253,8 @@ class SearchSettings(ValidatedSettings):
             if members < R:
                 n = min(n, rest / step)
             n = min(self.interior_iters, math.floor(n))
-            if n >= max(1, self.interior_iters / 2):
+            full = members == R and self.exact_best  # every member only with all its steps
+            if n >= (self.interior_iters if full else max(1, self.interior_iters / 2)):
                 return members, n
         return 0, 0
 
