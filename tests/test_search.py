@@ -107,6 +107,8 @@ def test_the_exact_finish_is_chosen_by_its_price():
     assert rounds(4, 41, 80) >= s.restart_after > rounds(4, 42, 80)
     assert s.exact_plan(4, 41) == (32, 80)
     assert [s.exact_plan(*p) for p in ((4, 42), (4, 50), (5, 20))] == [(4, 80)] * 3
+    # A population of one has no eighth to fall back on: its member keeps the steps that fit.
+    assert s.replace(population=1).exact_plan(4, 64) == t.replace(population=1).exact_plan(4, 64) == (1, 78)
     # The best eighth's Newton work is at most the rest of its round's (finish and relaxation, 950
     # member-steps): 43 steps at (6, 100), where 44 would cost more; none where fewer than 40 fit.
     step = 5**3 * 100 / (12 * 6) / 8

@@ -235,8 +235,7 @@ class SearchSettings(ValidatedSettings):
         The price decides, not a threshold in d (docs/results.md, "Fewer Newton steps where 80 do
         not fit", "The exact finish of the best eighth where every member's does not fit", "A cap
         on the best eighth's Newton work" and "Every member's finish only with all its Newton
-        steps"). K is taken as the pair's programs run it
-        (:meth:`padded`).
+        steps"). K is taken as the pair's programs run it (:meth:`padded`).
 
         >>> s = SearchSettings(population=32)
         >>> [s.exact_plan(*p) for p in ((3, 130), (4, 41), (4, 42), (5, 13), (6, 100), (8, 64))]
@@ -246,14 +245,16 @@ class SearchSettings(ValidatedSettings):
         """
         R, K = self.population_for(d, K), self.padded(K)
         r = self.restart_after or self.patience
-        for members in (R, max(1, R // 8)) if self.exact_best else (R,):
+        eighth = max(1, R // 8)
+        sizes = (R, eighth) if self.exact_best and eighth < R else (R,)
+        for members in sizes:
             rest = self.finish_cost(d, K) + (0 if members == R else self.relax_steps)  # the round less Newton
             step = newton_step_cost(d, K) * members / R
             n = (self.work_per_member * K**0.5 - self.init_steps - r * rest) / ((r + 1) * step)
             if members < R:
                 n = min(n, rest / step)
             n = min(self.interior_iters, math.floor(n))
-            full = members == R and self.exact_best  # every member only with all its steps
+            full = members == R and len(sizes) > 1  # every member only with all its steps
             if n >= (self.interior_iters if full else max(1, self.interior_iters / 2)):
                 return members, n
         return 0, 0
