@@ -1,0 +1,80 @@
+"""How often a random start of the Tammes search's draw lands in the basin of the table's code.
+
+Each start is drawn as the search draws a random member (Gaussian columns, normalised), annealed by
+the log-sum-exp schedule given (t0 down to 1e-9, learning rate = factor x t, the draw's being
+0.1:2000:0.5) and solved by 80 Newton steps of the interior-point finish. One JSON line per schedule:
+the best start's and the median start's distance below the shipped table's min angle, and how many
+starts reach it (1e-6 deg) or come within 0.01 and 0.1 deg (docs/results.md, "A probe of the draws
+at d = 3").
+
+    python benchmarks/draw_probe.py --d 3 --K 85 --starts 256 --schedules 0.1:2000:0.5,0.1:8000:0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import gnc_jax
+from gnc_jax._src.driver import geometric, retract, riemannian_adam, run_schedule
+from gnc_jax._src.interior import interior_point
+from gnc_jax._src.objectives import TAMMES
+from gnc_jax._src.search import _min_chord, angle_deg
+from gnc_jax._src.sphere import normalize_columns
+
+
+def probe(d: int, K: int, starts: int, seed: int, t0: float, steps: int, rate: float) -> dict:
+    """The distances below the table's code of ``starts`` random starts under one schedule."""
+    col = jnp.ones(K, bool)
+    temps = geometric(t0, 1e-9, steps)
+
+    def start(X):
+        vg = lambda p, t: TAMMES.value_and_grad(p, TAMMES.smoothing_offsets(col), t)
+        X = run_schedule(vg, {"W": X}, riemannian_adam({"W": col}), retract, temps, rate * temps).params["W"]
+        Y = interior_point(X, 80)
+        return jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
+
+    t = time.perf_counter()
+    X = normalize_columns(jax.random.normal(jax.random.key(seed), (starts, d, K), jnp.float64))
+    Z = jax.jit(jax.vmap(start))(X)
+    angles = np.array([angle_deg(float(_min_chord(z, col))) for z in Z])
+    table = gnc_jax.known_code("tammes", d, K).min_angle_deg
+    below = table - angles
+    return {
+        "d": d,
+        "K": K,
+        "schedule": f"{t0}:{steps}:{rate}",
+        "starts": starts,
+        "seed": seed,
+        "table_deg": table,
+        "best_below": float(below.min()),
+        "median_below": float(np.median(below)),
+        "reach": int(np.sum(below <= 1e-6)),
+        "within_0.01": int(np.sum(below < 1e-2)),
+        "within_0.1": int(np.sum(below < 0.1)),
+        "s": round(time.perf_counter() - t, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--d", type=int, required=True)
+    parser.add_argument("--K", type=int, required=True)
+    parser.add_argument("--starts", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--schedules", default="0.1:2000:0.5", help="t0:steps:rate,... (the draw's first)")
+    args = parser.parse_args()
+    for schedule in args.schedules.split(","):
+        t0, steps, rate = schedule.split(":")
+        row = probe(args.d, args.K, args.starts, args.seed, float(t0), int(steps), float(rate))
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    jax.config.update("jax_enable_x64", True)
+    main()
