@@ -28,13 +28,15 @@ from gnc_jax._src.search import _min_chord, angle_deg
 from gnc_jax._src.sphere import normalize_columns
 
 
-def probe(d: int, K: int, starts: int, seed: int, t0: float, steps: int, rate: float) -> dict:
-    """The distances below the table's code of ``starts`` random starts under one schedule."""
+def probe(d: int, K: int, table: float, starts: int, seed: int, t0: float, steps: int, rate: float) -> dict:
+    """The distances below ``table`` (the table's min angle, degrees) of ``starts`` random starts
+    under one schedule."""
     col = jnp.ones(K, bool)
     temps = geometric(t0, 1e-9, steps)
+    offsets = TAMMES.smoothing_offsets(col)
 
     def start(X):
-        vg = lambda p, t: TAMMES.value_and_grad(p, TAMMES.smoothing_offsets(col), t)
+        vg = lambda p, t: TAMMES.value_and_grad(p, offsets, t)
         X = run_schedule(vg, {"W": X}, riemannian_adam({"W": col}), retract, temps, rate * temps).params["W"]
         Y = interior_point(X, 80)
         return jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
@@ -43,7 +45,6 @@ def probe(d: int, K: int, starts: int, seed: int, t0: float, steps: int, rate: f
     X = normalize_columns(jax.random.normal(jax.random.key(seed), (starts, d, K), jnp.float64))
     Z = jax.jit(jax.vmap(start))(X)
     angles = np.array([angle_deg(float(_min_chord(z, col))) for z in Z])
-    table = gnc_jax.known_code("tammes", d, K).min_angle_deg
     below = table - angles
     return {
         "d": d,
@@ -61,17 +62,35 @@ def probe(d: int, K: int, starts: int, seed: int, t0: float, steps: int, rate: f
     }
 
 
+def schedules(text: str) -> list[tuple[float, int, float]]:
+    """``t0:steps:rate,...`` as (t0, steps, rate) triples, each positive."""
+    try:
+        out = [(float(a), int(b), float(c)) for a, b, c in (item.split(":") for item in text.split(","))]
+    except ValueError:
+        out = []
+    if not out or not all(t0 > 0 and steps > 0 and rate > 0 for t0, steps, rate in out):
+        raise argparse.ArgumentTypeError(f"--schedules must be t0:steps:rate,... with each > 0, got {text!r}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, required=True)
     parser.add_argument("--K", type=int, required=True)
     parser.add_argument("--starts", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--schedules", default="0.1:2000:0.5", help="t0:steps:rate,... (the draw's first)")
+    parser.add_argument(
+        "--schedules", type=schedules, default="0.1:2000:0.5", help="t0:steps:rate,... (the draw's first)"
+    )
     args = parser.parse_args()
-    for schedule in args.schedules.split(","):
-        t0, steps, rate = schedule.split(":")
-        row = probe(args.d, args.K, args.starts, args.seed, float(t0), int(steps), float(rate))
+    if args.starts < 1:
+        parser.error(f"--starts must be >= 1, got {args.starts}")
+    try:  # before any start is computed: a pair outside the table ends the run at once
+        table = gnc_jax.known_code("tammes", args.d, args.K).min_angle_deg
+    except ValueError as error:
+        parser.error(str(error))
+    for t0, steps, rate in args.schedules:
+        row = probe(args.d, args.K, table, args.starts, args.seed, t0, steps, rate)
         print(json.dumps(row), flush=True)
 
 
