@@ -14,6 +14,15 @@ OUT (so a rerun does not solve again what OUT already holds):
     python benchmarks/monotone.py --out benchmarks/results/table46/monotone.csv \\
         benchmarks/results/table46/codes_budget.csv
     python benchmarks/build_table.py --merge benchmarks/results/table46/monotone.csv
+
+With ``--neighbours`` (Tammes codes; ``--d`` picks dimensions) every pair is screened, not only those
+below the next: the code of K + 1 less each point and the code of K - 1 plus a point in each of its 16
+deepest holes (of 8 K random points) are annealed from t = 1e-2 and solved by 80 Newton steps
+(``draw_probe.anneal_and_solve``); where the best of them beats the pair's code, the best eight join the
+solve's population as above. Pairs run by increasing K, so that a new code of K - 1 seeds K; a new code of
+K + 1 seeds K on the next run (rerun until it solves none; docs/table.md, "Codes from their neighbours"):
+
+    python benchmarks/monotone.py --neighbours --d 6 --out benchmarks/results/table46/neighbours.csv
 """
 
 import argparse
@@ -30,6 +39,7 @@ from gnc_jax import SearchSettings, SolverSettings, store
 from gnc_jax._src.sweep import Instance, _row, row_provenance
 
 from build_table import best_codes  # benchmarks/, this script's directory
+from draw_probe import anneal_and_solve
 
 CANDIDATES = 8  # drops that join the solve's population
 
@@ -41,6 +51,30 @@ def less_one_point(W: np.ndarray, count: int = CANDIDATES) -> list[np.ndarray]:
     K = W.shape[1]
     max_cos = [np.max(np.delete(np.delete(G, i, 0), i, 1)) for i in range(K)]
     return [np.delete(W, i, axis=1) for i in np.argsort(max_cos, kind="stable")[:count]]
+
+
+def plus_one_point(W: np.ndarray, holes: int = 16) -> list[np.ndarray]:
+    """W with one more column at each of its ``holes`` deepest holes: the points, of 8 K random ones
+    (numpy's generator seeded by K), farthest from their nearest column of W."""
+    d, K = W.shape
+    P = np.random.default_rng(K).normal(size=(d, 8 * K))
+    P /= np.linalg.norm(P, axis=0)
+    return [np.concatenate([W, P[:, j : j + 1]], axis=1) for j in np.argsort((P.T @ W).max(axis=1))[:holes]]
+
+
+def neighbour_candidates(codes: dict, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """The finished neighbour codes of the Tammes pair (d, K) (module docstring) and their min angles,
+    best first; empty where the table has neither neighbour."""
+    starts = []
+    if (lower := codes.get(("tammes", d, K - 1))) is not None:
+        starts += plus_one_point(lower[1])
+    if (upper := codes.get(("tammes", d, K + 1))) is not None:
+        starts += [np.delete(upper[1], i, axis=1) for i in range(K + 1)]
+    if not starts:
+        return np.zeros((0, d, K)), np.zeros(0)
+    Z, angles = anneal_and_solve(K, 1e-2, 1000, 0.5)(np.stack(starts))
+    order = np.argsort(-angles, kind="stable")
+    return Z[order], angles[order]
 
 
 def table(stores) -> dict:
@@ -55,6 +89,32 @@ def table(stores) -> dict:
     }
 
 
+def solve_from(st, codes: dict, problem: str, d: int, K: int, initial: list, started: str, settings) -> float:
+    """A default-settings solve of (problem, d, K) (seed 0) with ``initial`` in its population; the
+    certified row goes to ``st`` (its settings name ``started``) and the code to ``codes``. Returns
+    the new score."""
+    solver, search = settings
+    t0 = time.perf_counter()
+    sol = gnc_jax.solve_pairs(
+        problem, [(d, K)], seed=0, solver=solver, search=search, initial={(d, K): initial}
+    )[0]
+    col, _ = store.SCORE[problem]
+    new = sol.summary()[col]
+    options = {"seed": 0, "weight_decay": 0.0, "initial": started} | dataclasses.asdict(solver)
+    options |= {"search": dataclasses.asdict(search)}
+    provenance = row_provenance(0, json.dumps(options, sort_keys=True))
+    inst = Instance(problem, d, K)
+    st.append([_row(inst, sol, st.save_config(st.unused_stem(inst.stem()), {"W": sol.W}), provenance)])
+    old = codes[problem, d, K][0]
+    codes[problem, d, K] = (new, sol.W, st.path.as_posix())
+    print(
+        f"{problem} d={d} K={K}: {old:.9f} -> {new:.9f} ({started}) {sol.status} in "
+        f"{time.perf_counter() - t0:.1f} s",
+        flush=True,
+    )
+    return new
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stores", nargs="*", help="stores joined with the shipped table")
@@ -62,45 +122,41 @@ def main():
     ap.add_argument(
         "--tol", type=float, default=1e-9, help="shortfalls up to this are rounding (score units)"
     )
+    ap.add_argument("--neighbours", action="store_true", help="screen every Tammes pair (docstring)")
+    ap.add_argument("--d", default="", help="with --neighbours: the dimensions, e.g. 5,6 (default all)")
     args = ap.parse_args()
+    try:
+        dims = {int(v) for v in args.d.split(",") if v.strip()}
+    except ValueError:
+        ap.error(f"--d must be comma-separated integers, got {args.d!r}")
     try:
         out_store = [args.out] if Path(args.out).exists() else []  # none yet on a first run
         codes = table(list(dict.fromkeys(args.stores + out_store)))
     except store.StoreError as e:
         ap.error(str(e))
-    solver, search = SolverSettings().with_device_limit(), SearchSettings()
+    settings = SolverSettings().with_device_limit(), SearchSettings()
     with store.ResultsStore(args.out) as st:
+        if args.neighbours:
+            pairs = sorted((d, K) for p, d, K in codes if p == "tammes" and (not dims or d in dims))
+            if not pairs:
+                ap.error(f"--d {args.d}: the table has no Tammes code of these dimensions")
+            for d, K in pairs:
+                Z, angles = neighbour_candidates(codes, d, K)
+                score = codes["tammes", d, K][0]
+                if not len(angles) or angles[0] <= score + args.tol:
+                    continue
+                started = f"finished neighbour codes, best {angles[0]:.9f}"
+                new = solve_from(st, codes, "tammes", d, K, list(Z[:CANDIDATES]), started, settings)
+                if new < angles[0] - args.tol:  # the solve lost its start: a bug, not a result
+                    sys.exit(f"tammes d={d} K={K}: {new} below the start's {angles[0]}")
+            return
         for problem, d, K in sorted(codes, key=lambda k: (k[0], k[1], -k[2])):
             score, _, _ = codes[problem, d, K]
             larger = codes.get((problem, d, K + 1))
             if larger is None or score >= larger[0] - args.tol:
                 continue
-            t0 = time.perf_counter()
-            sol = gnc_jax.solve_pairs(
-                problem,
-                [(d, K)],
-                seed=0,
-                solver=solver,
-                search=search,
-                initial={(d, K): less_one_point(larger[1])},
-            )[0]
-            col, _ = store.SCORE[problem]
-            new = sol.summary()[col]
             started = f"the (d, K + 1) code of {larger[2]} less one point"
-            settings = {"seed": 0, "weight_decay": 0.0, "initial": started} | dataclasses.asdict(solver)
-            provenance = row_provenance(
-                0, json.dumps(settings | {"search": dataclasses.asdict(search)}, sort_keys=True)
-            )
-            inst = Instance(problem, d, K)
-            st.append(
-                [_row(inst, sol, st.save_config(st.unused_stem(inst.stem()), {"W": sol.W}), provenance)]
-            )
-            codes[problem, d, K] = (new, sol.W, args.out)
-            print(
-                f"{problem} d={d} K={K}: {score:.9f} -> {new:.9f} ((d, K + 1): {larger[0]:.9f}) "
-                f"{sol.status} in {time.perf_counter() - t0:.1f} s",
-                flush=True,
-            )
+            new = solve_from(st, codes, problem, d, K, less_one_point(larger[1]), started, settings)
             if new < larger[0] - args.tol:  # the solve lost its start: a bug, not a result
                 sys.exit(f"{problem} d={d} K={K}: {new} below the start's {larger[0]}")
 
