@@ -69,7 +69,7 @@ def neighbour_candidates(codes: dict, d: int, K: int) -> tuple[np.ndarray, np.nd
     if (lower := codes.get(("tammes", d, K - 1))) is not None:
         starts += plus_one_point(lower[1])
     if (upper := codes.get(("tammes", d, K + 1))) is not None:
-        starts += [np.delete(upper[1], i, axis=1) for i in range(K + 1)]
+        starts += less_one_point(upper[1], K + 1)  # every point
     if not starts:
         return np.zeros((0, d, K)), np.zeros(0)
     Z, angles = anneal_and_solve(K, 1e-2, 1000, 0.5)(np.stack(starts))
@@ -89,10 +89,13 @@ def table(stores) -> dict:
     }
 
 
-def solve_from(st, codes: dict, problem: str, d: int, K: int, initial: list, started: str, settings) -> float:
+def solve_from(
+    st, codes: dict, problem: str, d: int, K: int, initial: list, started: str, floor: float, settings
+):
     """A default-settings solve of (problem, d, K) (seed 0) with ``initial`` in its population; the
-    certified row goes to ``st`` (its settings name ``started``) and the code to ``codes``. Returns
-    the new score."""
+    certified row goes to ``st`` (its settings name ``started``) and the code to ``codes``. A score
+    below ``floor`` (the best start's, less the tolerance) ends the run: the solve lost its start,
+    a bug, not a result."""
     solver, search = settings
     t0 = time.perf_counter()
     sol = gnc_jax.solve_pairs(
@@ -112,7 +115,8 @@ def solve_from(st, codes: dict, problem: str, d: int, K: int, initial: list, sta
         f"{time.perf_counter() - t0:.1f} s",
         flush=True,
     )
-    return new
+    if new < floor:
+        sys.exit(f"{problem} d={d} K={K}: {new} below the start's {floor}")
 
 
 def main():
@@ -125,6 +129,8 @@ def main():
     ap.add_argument("--neighbours", action="store_true", help="screen every Tammes pair (docstring)")
     ap.add_argument("--d", default="", help="with --neighbours: the dimensions, e.g. 5,6 (default all)")
     args = ap.parse_args()
+    if args.d and not args.neighbours:
+        ap.error("--d applies only with --neighbours")
     try:
         dims = {int(v) for v in args.d.split(",") if v.strip()}
     except ValueError:
@@ -146,9 +152,8 @@ def main():
                 if not len(angles) or angles[0] <= score + args.tol:
                     continue
                 started = f"finished neighbour codes, best {angles[0]:.9f}"
-                new = solve_from(st, codes, "tammes", d, K, list(Z[:CANDIDATES]), started, settings)
-                if new < angles[0] - args.tol:  # the solve lost its start: a bug, not a result
-                    sys.exit(f"tammes d={d} K={K}: {new} below the start's {angles[0]}")
+                floor = angles[0] - args.tol
+                solve_from(st, codes, "tammes", d, K, list(Z[:CANDIDATES]), started, floor, settings)
             return
         for problem, d, K in sorted(codes, key=lambda k: (k[0], k[1], -k[2])):
             score, _, _ = codes[problem, d, K]
@@ -156,9 +161,8 @@ def main():
             if larger is None or score >= larger[0] - args.tol:
                 continue
             started = f"the (d, K + 1) code of {larger[2]} less one point"
-            new = solve_from(st, codes, problem, d, K, less_one_point(larger[1]), started, settings)
-            if new < larger[0] - args.tol:  # the solve lost its start: a bug, not a result
-                sys.exit(f"{problem} d={d} K={K}: {new} below the start's {larger[0]}")
+            floor = larger[0] - args.tol
+            solve_from(st, codes, problem, d, K, less_one_point(larger[1]), started, floor, settings)
 
 
 if __name__ == "__main__":
