@@ -21,37 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import gnc_jax
-from gnc_jax._src.driver import geometric, retract, riemannian_adam, run_schedule
-from gnc_jax._src.interior import interior_point
-from gnc_jax._src.objectives import TAMMES
-from gnc_jax._src.process import float64
-from gnc_jax._src.search import _min_chord, angle_deg
+from gnc_jax._src.neighbours import anneal_and_finish
 from gnc_jax._src.sphere import normalize_columns
-
-
-@float64  # its schedule's arrays, and below its runs, in float64 whatever the caller's precision
-def anneal_and_solve(K: int, t0: float, steps: int, rate: float):
-    """A jitted map of configurations (n, d, K) to their local optima: the log-sum-exp anneal from t0
-    down to 1e-9 in ``steps`` steps (learning rate = ``rate`` x t), then 80 Newton steps of the
-    interior-point finish, kept where they raise the min chord; and the min angle (degrees) of each."""
-    col = jnp.ones(K, bool)
-    temps = geometric(t0, 1e-9, steps)
-    offsets = TAMMES.smoothing_offsets(col)
-
-    def start(X):
-        vg = lambda p, t: TAMMES.value_and_grad(p, offsets, t)
-        X = run_schedule(vg, {"W": X}, riemannian_adam({"W": col}), retract, temps, rate * temps).params["W"]
-        Y = interior_point(X, 80)
-        return jnp.where(_min_chord(Y, col) > _min_chord(X, col), Y, X)
-
-    program = jax.jit(jax.vmap(start))
-
-    @float64
-    def run(X) -> tuple[np.ndarray, np.ndarray]:
-        Z = program(jnp.asarray(X))
-        return np.asarray(Z), np.array([angle_deg(float(_min_chord(z, col))) for z in Z])
-
-    return run
 
 
 def probe(d: int, K: int, table: float, starts: int, seed: int, t0: float, steps: int, rate: float) -> dict:
@@ -59,7 +30,7 @@ def probe(d: int, K: int, table: float, starts: int, seed: int, t0: float, steps
     under one schedule."""
     t = time.perf_counter()
     X = normalize_columns(jax.random.normal(jax.random.key(seed), (starts, d, K), jnp.float64))
-    _, angles = anneal_and_solve(K, t0, steps, rate)(X)
+    _, angles = anneal_and_finish(np.asarray(X), t0, steps, rate)
     below = table - angles
     return {
         "d": d,

@@ -17,8 +17,9 @@ OUT (so a rerun does not solve again what OUT already holds):
 
 With ``--neighbours`` (Tammes codes; ``--d`` picks dimensions) every pair is screened, not only those
 below the next: the code of K + 1 less each point and the code of K - 1 plus a point in each of its 16
-deepest holes (of 8 K random points) are annealed from t = 1e-2 and solved by 80 Newton steps
-(``draw_probe.anneal_and_solve``); where the best of them beats the pair's code, the best eight join the
+deepest holes (of 8 K random points, drawn from jax.random.key(K)) are annealed from t = 1e-2 and
+solved by 80 Newton steps (``gnc_jax._src.neighbours``, which ``gnc-jax sweep --neighbours`` runs over a
+sweep's own store); where the best of them beats the pair's code, the best eight join the
 solve's population as above. Pairs run by increasing K, so that a new code of K - 1 seeds K; a new code of
 K + 1 seeds K on the next run (rerun until it solves none; docs/table.md, "Codes from their neighbours"):
 
@@ -32,49 +33,24 @@ import sys
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 
 import gnc_jax
 from gnc_jax import SearchSettings, SolverSettings, store
+from gnc_jax._src.neighbours import less_one_point, neighbour_codes
 from gnc_jax._src.sweep import Instance, _row, row_provenance
 
 from build_table import best_codes  # benchmarks/, this script's directory
-from draw_probe import anneal_and_solve
 
 CANDIDATES = 8  # drops that join the solve's population
-
-
-def less_one_point(W: np.ndarray, count: int = CANDIDATES) -> list[np.ndarray]:
-    """The ``count`` configurations of W less one column with the smallest max cosine."""
-    G = W.T @ W
-    np.fill_diagonal(G, -np.inf)
-    K = W.shape[1]
-    max_cos = [np.max(np.delete(np.delete(G, i, 0), i, 1)) for i in range(K)]
-    return [np.delete(W, i, axis=1) for i in np.argsort(max_cos, kind="stable")[:count]]
-
-
-def plus_one_point(W: np.ndarray, holes: int = 16) -> list[np.ndarray]:
-    """W with one more column at each of its ``holes`` deepest holes: the points, of 8 K random ones
-    (numpy's generator seeded by K), farthest from their nearest column of W."""
-    d, K = W.shape
-    P = np.random.default_rng(K).normal(size=(d, 8 * K))
-    P /= np.linalg.norm(P, axis=0)
-    return [np.concatenate([W, P[:, j : j + 1]], axis=1) for j in np.argsort((P.T @ W).max(axis=1))[:holes]]
 
 
 def neighbour_candidates(codes: dict, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
     """The finished neighbour codes of the Tammes pair (d, K) (module docstring) and their min angles,
     best first; empty where the table has neither neighbour."""
-    starts = []
-    if (lower := codes.get(("tammes", d, K - 1))) is not None:
-        starts += plus_one_point(lower[1])
-    if (upper := codes.get(("tammes", d, K + 1))) is not None:
-        starts += less_one_point(upper[1], K + 1)  # every point
-    if not starts:
-        return np.zeros((0, d, K)), np.zeros(0)
-    Z, angles = anneal_and_solve(K, 1e-2, 1000, 0.5)(np.stack(starts))
-    order = np.argsort(-angles, kind="stable")
-    return Z[order], angles[order]
+    lower, upper = (codes.get(("tammes", d, k), (None, None))[1] for k in (K - 1, K + 1))
+    return neighbour_codes(d, K, lower, upper, jax.random.key(K))
 
 
 def table(stores) -> dict:
@@ -162,7 +138,9 @@ def main():
                 continue
             started = f"the (d, K + 1) code of {larger[2]} less one point"
             floor = larger[0] - args.tol
-            solve_from(st, codes, problem, d, K, less_one_point(larger[1]), started, floor, settings)
+            solve_from(
+                st, codes, problem, d, K, less_one_point(larger[1], CANDIDATES), started, floor, settings
+            )
 
 
 if __name__ == "__main__":

@@ -404,6 +404,10 @@ def test_plot_writes_pictures(tmp_path):
             "must be <",
         ),
         (["sweep", "tammes", "--d", "3", "--K", "5", "--out", "OLD"], "incompatible version"),
+        (
+            ["sweep", "softmax-code", "--d", "3", "--K", "5", "--out", "STORE", "--neighbours"],
+            "only to the tammes",
+        ),
         (["table", "STORE"], "no results store"),
         (["table", "OLD"], "incompatible version"),
         (["table", "GOOD", "--sort", "colour"], "unknown column"),

@@ -315,6 +315,11 @@ def _sweep_command(sub) -> None:
     sw.add_argument("--coordinator", default=None, help="--distributed: host:port of process 0")
     sw.add_argument("--process-index", type=_int_at_least("process-index", 0), default=None)
     sw.add_argument("--process-count", type=_int_at_least("process-count", 1), default=None)
+    sw.add_argument(
+        "--neighbours",
+        action="store_true",
+        help="tammes: then solve again each pair below a code made from its neighbours' (K - 1, K + 1)",
+    )
     sw.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -762,11 +767,13 @@ def cmd_sweep(args) -> int:
         process_count=count,
         progress=None if args.quiet else sys.stderr,
         release_memory=True,
+        neighbours=args.neighbours,
         **settings,
     )
+    raised = f", {rep.improved} raised from their neighbours" if args.neighbours else ""
     print(
-        f"gnc-jax: {rep.path}: {rep.solved} solved, {rep.skipped} already there, {rep.total} in this "
-        f"process's share ({rep.wall_s:.1f} s)",
+        f"gnc-jax: {rep.path}: {rep.solved} solved{raised}, {rep.skipped} already there, {rep.total} in "
+        f"this process's share ({rep.wall_s:.1f} s)",
         file=sys.stderr,
     )
     return 0

@@ -36,10 +36,13 @@ from gnc_jax._src import batch, registry, runner, store
 from gnc_jax._src.process import float64, release_compiled_programs
 from gnc_jax._src.driver import SolverSettings
 from gnc_jax._src.errors import InvalidArgument
+from gnc_jax._src.neighbours import neighbour_codes
 from gnc_jax._src.search import SearchSettings
 from gnc_jax._src.ufm import UFMSettings, solve_ufm_instances
 
 PROBLEMS = registry.STORED
+NEIGHBOUR_GAIN_DEG = 1e-6  # a finished neighbour code above the pair's by more: the pair is solved again
+NEIGHBOUR_STARTS = 8  # of the best neighbour codes join that solve's population
 
 
 class Instance(NamedTuple):
@@ -202,6 +205,7 @@ class SweepReport:
     skipped: int  # already in the store
     solved: int  # solved by this call
     wall_s: float
+    improved: int = 0  # pairs whose code the neighbour pass raised
 
 
 @float64
@@ -273,6 +277,49 @@ def _run_chunks(st, chunks, solve_chunk, provenance, workers, bar, finished, rel
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, progress) -> int:
+    """The neighbour pass (:mod:`gnc_jax._src.neighbours`) over the Tammes pairs ``mine``, by increasing
+    K (so that a raised code of K - 1 seeds K): where the best finished candidate from the store's best
+    codes of K - 1 and K + 1 is above the store's best code of the pair by more than
+    ``NEIGHBOUR_GAIN_DEG``, the best ``NEIGHBOUR_STARTS`` join the population of a solve of the pair with
+    the sweep's seed and settings, whose row is appended (its settings name the start). Candidates
+    below the pair's code change nothing, so a rerun solves only what an interruption left.
+
+    Returns:
+      How many pairs were solved again.
+    """
+    improved = 0
+    for inst in sorted(mine, key=lambda i: (i.d, i.K)):
+        best = {(r["d"], r["K"]): r for r in store.best([r for r in st.rows if r["problem"] == "tammes"])}
+        if (inst.d, inst.K) not in best:
+            continue
+        lower, upper = (
+            store.load_config(st.path, best[inst.d, k])["W"] if (inst.d, k) in best else None
+            for k in (inst.K - 1, inst.K + 1)
+        )
+        key = jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), inst.d), inst.K)
+        Z, angles = neighbour_codes(inst.d, inst.K, lower, upper, key)
+        old = best[inst.d, inst.K]["min_angle_deg"]
+        if not len(angles) or angles[0] <= old + NEIGHBOUR_GAIN_DEG:
+            continue
+        (sol,) = batch.solve_pairs(
+            "tammes",
+            [(inst.d, inst.K)],
+            seed=seed,
+            solver=solver,
+            search=search,
+            initial={(inst.d, inst.K): list(Z[:NEIGHBOUR_STARTS])},
+        )
+        started = json.loads(settings_json) | {"initial": f"neighbour codes, best {angles[0]:.9f} deg"}
+        provenance = row_provenance(seed, json.dumps(started, sort_keys=True))
+        st.append([_row(inst, sol, st.save_config(st.unused_stem(inst.stem()), {"W": sol.W}), provenance)])
+        improved += 1
+        if progress is not None:
+            new = sol.summary()["min_angle_deg"]
+            print(f"neighbours: tammes d={inst.d} K={inst.K}: {old:.9f} -> {new:.9f} deg", file=progress)
+    return improved
+
+
 def sweep(
     problem: str,
     ds,
@@ -291,6 +338,7 @@ def sweep(
     release_memory: bool = False,
     solver: SolverSettings | UFMSettings | None = None,
     search: SearchSettings | None = None,
+    neighbours: bool = False,
 ) -> SweepReport:
     """Solve every instance of the grid not yet in the store ``out`` and append its row.
 
@@ -315,10 +363,14 @@ def sweep(
         maps near the kernel's limit (as :func:`gnc_jax.solve_pairs`); ``gnc-jax sweep`` asks.
       solver: :class:`SolverSettings`, or :class:`UFMSettings` for ufm (defaults if None).
       search: :class:`SearchSettings` of the arrangement problems' global search (defaults if None).
+      neighbours: tammes only: after the grid, solve again each pair whose code is below a finished
+        code made from its neighbours' (the code of K - 1 plus a point, of K + 1 less a point;
+        :func:`_neighbour_pass`). It reads this process's store only.
 
     Returns:
       A ``SweepReport``: the store's path, the instances of this process's share, how many were
-      already in the store and how many this call solved, and the wall time.
+      already in the store and how many this call solved, the wall time and how many pairs the
+      neighbour pass raised.
     """
     # Long because its Args document every keyword; the body is the store's resume logic.
     instances = grid(problem, ds, Ks, ns, taus)
@@ -326,6 +378,8 @@ def sweep(
         problem, seed, batch_size, workers, process_index, process_count, weight_decay, solver, search
     )
     release_memory = runner.flag("release_memory", release_memory)
+    if runner.flag("neighbours", neighbours) and problem != "tammes":
+        raise InvalidArgument(f"neighbours applies only to the tammes problem, not {problem}")
     searched = {"search": dataclasses.asdict(search)} if search is not None else {}
     settings_json = json.dumps(
         {"seed": int(seed), "weight_decay": float(weight_decay)} | dataclasses.asdict(settings) | searched,
@@ -337,8 +391,9 @@ def sweep(
     path = shard_path(out, process_index, process_count)
     t0 = time.perf_counter()
     with store.ResultsStore(path) as st:
+        swept = [r for r in st.rows if "initial" not in json.loads(r["settings"])]  # not the pass's rows
         conflict = store.settings_conflict(
-            st.rows, problem, settings_json, _unbound_limits(settings, instances)
+            swept, problem, settings_json, _unbound_limits(settings, instances)
         )
         if conflict:
             raise store.StoreError(
@@ -360,4 +415,8 @@ def sweep(
         provenance = row_provenance(seed, settings_json)
         bar = Progress(len(mine), len(mine) - len(todo), progress)
         _run_chunks(st, chunks, solve_chunk, provenance, workers, bar, len(mine) - len(todo), release_memory)
-    return SweepReport(path, len(mine), len(mine) - len(todo), len(todo), time.perf_counter() - t0)
+        improved = (
+            _neighbour_pass(st, mine, seed, settings, search, settings_json, progress) if neighbours else 0
+        )
+    wall = time.perf_counter() - t0
+    return SweepReport(path, len(mine), len(mine) - len(todo), len(todo), wall, improved)
