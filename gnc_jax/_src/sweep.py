@@ -286,7 +286,7 @@ def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, pro
     below the pair's code change nothing, so a rerun solves only what an interruption left.
 
     Returns:
-      How many pairs were solved again.
+      How many pairs the pass raised.
     """
     improved = 0
     for inst in sorted(mine, key=lambda i: (i.d, i.K)):
@@ -313,9 +313,9 @@ def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, pro
         started = json.loads(settings_json) | {"initial": f"neighbour codes, best {angles[0]:.9f} deg"}
         provenance = row_provenance(seed, json.dumps(started, sort_keys=True))
         st.append([_row(inst, sol, st.save_config(st.unused_stem(inst.stem()), {"W": sol.W}), provenance)])
-        improved += 1
+        new = sol.summary()["min_angle_deg"]
+        improved += new > old + NEIGHBOUR_GAIN_DEG
         if progress is not None:
-            new = sol.summary()["min_angle_deg"]
             print(f"neighbours: tammes d={inst.d} K={inst.K}: {old:.9f} -> {new:.9f} deg", file=progress)
     return improved
 
