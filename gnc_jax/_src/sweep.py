@@ -42,7 +42,6 @@ from gnc_jax._src.ufm import UFMSettings, solve_ufm_instances
 
 PROBLEMS = registry.STORED
 NEIGHBOUR_GAIN_DEG = 1e-6  # a finished neighbour code above the pair's by more: the pair is solved again
-NEIGHBOUR_STARTS = 8  # of the best neighbour codes join that solve's population
 
 
 class Instance(NamedTuple):
@@ -281,7 +280,7 @@ def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, pro
     """The neighbour pass (:mod:`gnc_jax._src.neighbours`) over the Tammes pairs ``mine``, by increasing
     K (so that a raised code of K - 1 seeds K): where the best finished candidate from the store's best
     codes of K - 1 and K + 1 is above the store's best code of the pair by more than
-    ``NEIGHBOUR_GAIN_DEG``, the best ``NEIGHBOUR_STARTS`` join the population of a solve of the pair with
+    ``NEIGHBOUR_GAIN_DEG``, the finished ones join the population of a solve of the pair with
     the sweep's seed and settings, whose row is appended (its settings name the start). Candidates
     below the pair's code change nothing, so a rerun solves only what an interruption left.
 
@@ -308,7 +307,7 @@ def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, pro
             seed=seed,
             solver=solver,
             search=search,
-            initial={(inst.d, inst.K): list(Z[:NEIGHBOUR_STARTS])},
+            initial={(inst.d, inst.K): list(Z)},
         )
         started = json.loads(settings_json) | {"initial": f"neighbour codes, best {angles[0]:.9f} deg"}
         provenance = row_provenance(seed, json.dumps(started, sort_keys=True))
