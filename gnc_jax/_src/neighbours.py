@@ -6,8 +6,8 @@ code of K is often one of these, reached by neither a random draw nor the search
 the code of (6, 49) plus a point reaches the table's code in 40 of 64 starts, no random draw within
 0.5 deg; docs/results.md, "Where the d >= 5 misses come from"). The candidates: the code of K - 1 plus
 a point in each of its deepest holes, and the code of K + 1 less each point, each annealed (log-sum-exp,
-from t = 1e-2) and finished by the interior-point Newton steps. (The ranking after the anneal alone
-does not tell: at (6, 55) the one candidate above the pair's code ranked 67th of 72 before its finish.)
+from t = 1e-2) and finished by the interior-point Newton steps: every one, since the ranking after the
+anneal alone misleads (docs/results.md, "A neighbour pass in the sweep").
 
 >>> import numpy as np
 >>> octahedron = np.hstack([np.eye(3), -np.eye(3)])
