@@ -189,6 +189,8 @@ def test_settings_conflict_names_the_difference():
     assert store.settings_conflict(rows, "softmax-code", json.dumps({"seed": 1})) is None  # other problem
     msg = store.settings_conflict(rows, "tammes", json.dumps({"seed": 0, "restarts": 64}))
     assert "restarts 16 in the store, 64 now" in msg
+    started = [row(settings=json.dumps({"seed": 0, "restarts": 16, "initial": "neighbour codes"}))]
+    assert store.settings_conflict(started, "tammes", json.dumps({"seed": 0, "restarts": 64})) is None
 
 
 def test_codes_round_trip_as_plain_numpy_files(tmp_path):

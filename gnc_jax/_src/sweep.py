@@ -390,9 +390,8 @@ def sweep(
     path = shard_path(out, process_index, process_count)
     t0 = time.perf_counter()
     with store.ResultsStore(path) as st:
-        swept = [r for r in st.rows if "initial" not in json.loads(r["settings"])]  # not the pass's rows
         conflict = store.settings_conflict(
-            swept, problem, settings_json, _unbound_limits(settings, instances)
+            st.rows, problem, settings_json, _unbound_limits(settings, instances)
         )
         if conflict:
             raise store.StoreError(
