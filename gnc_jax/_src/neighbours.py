@@ -1,10 +1,9 @@
 """Tammes codes of K points from the codes of K - 1 and K + 1 (a sweep's neighbour pass).
 
 Removing a point from a code removes only that point's chords, so the best min angle (eq. 11) of
-(d, K) is at least that of (d, K + 1); and a code of K - 1 leaves holes where one more point fits. A
-code of K is often one of these, reached by neither a random draw nor the search's moves (at (6, 50)
-the code of (6, 49) plus a point reaches the table's code in 40 of 64 starts, no random draw within
-0.5 deg; docs/results.md, "Where the d >= 5 misses come from"). The candidates: the code of K - 1 plus
+(d, K) is at least that of (d, K + 1); and a code of K - 1 leaves holes where one more point fits.
+Some of the table's codes of K are one of these, seldom reached by a random draw or the search's moves
+(docs/results.md, "Where the d >= 5 misses come from"). The candidates: the code of K - 1 plus
 a point in each of its deepest holes, and the code of K + 1 less each point, each annealed (log-sum-exp,
 from t = 1e-2) and finished by the interior-point Newton steps: every one, since the ranking after the
 anneal alone misleads (docs/results.md, "A neighbour pass in the sweep").
