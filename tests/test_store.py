@@ -48,6 +48,17 @@ def test_rows_round_trip_exactly(tmp_path):
     assert store.row_key(back[1]) == ("ufm", 3, 4, 2, 0.05)
 
 
+def test_numpy_scalars_are_written_as_the_numbers_they_hold(tmp_path):
+    path = tmp_path / "s.csv"
+    third = np.float32(1) / np.float32(3)
+    values = dict(min_angle_deg=np.float64(90) + 1e-14, max_cos=third, loss=np.float64("nan"))
+    with ResultsStore(path) as st:
+        st.append([row(K=np.int64(7), search_rounds=np.int32(3), **values)])
+    (back,) = store.read_rows(path)
+    assert back["min_angle_deg"] == 90 + 1e-14 and back["max_cos"] == float(third)
+    assert math.isnan(back["loss"]) and back["K"] == 7 and back["search_rounds"] == 3
+
+
 def test_a_torn_last_line_is_ignored_and_dropped_before_appending(tmp_path):
     path = tmp_path / "s.csv"
     with ResultsStore(path) as st:

@@ -98,7 +98,8 @@ def row_key(row: dict) -> tuple:
 def _encode(value) -> str:
     if value is None:
         return ""
-    if isinstance(value, float):
+    if isinstance(value, (float, np.floating)):  # numpy's repr would be "np.float64(...)"
+        value = float(value)
         return "nan" if math.isnan(value) else repr(value)  # repr round-trips float64 exactly
     return str(value)
 
