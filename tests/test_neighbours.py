@@ -66,9 +66,17 @@ def test_neighbour_codes_reach_the_six_point_optimum_and_check_shapes():
         neighbour_codes(3, 6, None, OCTAHEDRON, jax.random.key(1))
 
 
-def test_the_sweeps_neighbour_pass_raises_a_poor_code_once(tmp_path):
+def test_the_sweeps_neighbour_pass_raises_a_poor_code_once(tmp_path, monkeypatch):
     # A store whose (3, 6) row is the poor code (written by hand, as another run would); the sweep
     # solves (3, 5), then its pass makes (3, 6) from the bipyramid plus a point and solves it again.
+    # The raised (3, 6) puts (3, 5) back in the queue: it is screened again (and stays as it is).
+    screened = []
+
+    def spy(d, K, lower, upper, key):
+        screened.append(K)
+        return neighbour_codes(d, K, lower, upper, key)
+
+    monkeypatch.setattr("gnc_jax._src.sweep.neighbour_codes", spy)
     path = tmp_path / "s.csv"
     with store.ResultsStore(path) as st:
         row = {k: None for k in store.COLUMNS} | dict(problem="tammes", d=3, K=6, status="stationary")
@@ -82,13 +90,16 @@ def test_the_sweeps_neighbour_pass_raises_a_poor_code_once(tmp_path):
     )
     report = run()
     assert (report.solved, report.skipped, report.improved) == (1, 1, 1)
+    assert screened == [5, 6, 5]
     rows = store.read_rows(path)
     new = rows[-1]
     assert (new["K"], json.loads(new["settings"])["initial"][:15]) == (6, "neighbour codes")
     assert new["min_angle_deg"] == pytest.approx(90.0, abs=1e-9)
     assert min_angle_deg(store.load_config(path, new)["W"]) == pytest.approx(90.0, abs=1e-9)
+    screened.clear()
     again = run()  # a rerun finds nothing to raise and writes nothing
     assert (again.solved, again.improved) == (0, 0) and len(store.read_rows(path)) == len(rows)
+    assert screened == [5, 6]
 
 
 def test_the_neighbour_pass_is_refused_for_other_problems(tmp_path):

@@ -278,17 +278,21 @@ def _run_chunks(st, chunks, solve_chunk, provenance, workers, bar, finished, rel
 
 def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, progress) -> int:
     """The neighbour pass (:mod:`gnc_jax._src.neighbours`) over the Tammes pairs ``mine``, by increasing
-    K (so that a raised code of K - 1 seeds K): where the best finished candidate from the store's best
-    codes of K - 1 and K + 1 is above the store's best code of the pair by more than
-    ``NEIGHBOUR_GAIN_DEG``, the finished ones join the population of a solve of the pair with
-    the sweep's seed and settings, whose row is appended (its settings name the start). Candidates
-    below the pair's code change nothing, so a rerun solves only what an interruption left.
+    K: where the best finished candidate from the store's best codes of K - 1 and K + 1 is above the
+    store's best code of the pair by more than ``NEIGHBOUR_GAIN_DEG``, the finished ones join the
+    population of a solve of the pair with the sweep's seed and settings, whose row is appended (its
+    settings name the start). A pair raised puts its neighbours in ``mine`` back in the queue, so a
+    code of K + 1 raised after K was screened is tried on K in the same pass. Candidates below the
+    pair's code change nothing, so a rerun solves only what an interruption left.
 
     Returns:
       How many pairs the pass raised.
     """
-    improved = 0
-    for inst in sorted(mine, key=lambda i: (i.d, i.K)):
+    pairs = {(i.d, i.K): i for i in mine}
+    queue, raised = set(pairs), set()
+    while queue:
+        inst = pairs[min(queue)]
+        queue.discard((inst.d, inst.K))
         best = {(r["d"], r["K"]): r for r in store.best([r for r in st.rows if r["problem"] == "tammes"])}
         if (inst.d, inst.K) not in best:
             continue
@@ -313,10 +317,12 @@ def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, pro
         provenance = row_provenance(seed, json.dumps(started, sort_keys=True))
         st.append([_row(inst, sol, st.save_config(st.unused_stem(inst.stem()), {"W": sol.W}), provenance)])
         new = sol.summary()["min_angle_deg"]
-        improved += new > old + NEIGHBOUR_GAIN_DEG
+        if new > old + NEIGHBOUR_GAIN_DEG:
+            raised.add((inst.d, inst.K))
+            queue |= {(inst.d, inst.K + k) for k in (-1, 1)} & set(pairs)
         if progress is not None:
             print(f"neighbours: tammes d={inst.d} K={inst.K}: {old:.9f} -> {new:.9f} deg", file=progress)
-    return improved
+    return len(raised)
 
 
 def sweep(
@@ -364,7 +370,8 @@ def sweep(
       search: :class:`SearchSettings` of the arrangement problems' global search (defaults if None).
       neighbours: tammes only: after the grid, solve again each pair whose code is below a finished
         code made from its neighbours' (the code of K - 1 plus a point, of K + 1 less a point;
-        :func:`_neighbour_pass`). It reads this process's store only.
+        :func:`_neighbour_pass`; a pair raised sends its neighbours back to be screened). It reads
+        this process's store only.
 
     Returns:
       A ``SweepReport``: the store's path, the instances of this process's share, how many were
