@@ -88,8 +88,8 @@ def anneal_and_finish(
     Returns:
       The optima (n, d, K) and the min angle (degrees) of each, in X's order.
     """
-    anneal, polish, col = _programs(X.shape[-1], float(t0), int(steps), float(rate))
-    Z = np.asarray(polish(anneal(jnp.asarray(X, jnp.float64))))
+    anneal, finish, col = _programs(X.shape[-1], float(t0), int(steps), float(rate))
+    Z = np.asarray(finish(anneal(jnp.asarray(X, jnp.float64))))
     return Z, np.array([angle_deg(float(_min_chord(z, col))) for z in Z])
 
 

@@ -291,8 +291,9 @@ def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, pro
     pairs = {(i.d, i.K): i for i in mine}
     queue, raised = set(pairs), set()
     while queue:
-        inst = pairs[min(queue)]
-        queue.discard((inst.d, inst.K))
+        pair = min(queue)
+        queue.remove(pair)
+        inst = pairs[pair]
         best = {(r["d"], r["K"]): r for r in store.best([r for r in st.rows if r["problem"] == "tammes"])}
         if (inst.d, inst.K) not in best:
             continue
@@ -319,7 +320,7 @@ def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, pro
         new = sol.summary()["min_angle_deg"]
         if new > old + NEIGHBOUR_GAIN_DEG:
             raised.add((inst.d, inst.K))
-            queue |= {(inst.d, inst.K + k) for k in (-1, 1)} & set(pairs)
+            queue |= {(inst.d, inst.K - 1), (inst.d, inst.K + 1)} & pairs.keys()
         if progress is not None:
             print(f"neighbours: tammes d={inst.d} K={inst.K}: {old:.9f} -> {new:.9f} deg", file=progress)
     return len(raised)
