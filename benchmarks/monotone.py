@@ -18,10 +18,11 @@ OUT (so a rerun does not solve again what OUT already holds):
 With ``--neighbours`` (Tammes codes; ``--d`` picks dimensions) every pair is screened, not only those
 below the next: the code of K + 1 less each point and the code of K - 1 plus a point in each of its 16
 deepest holes (of 8 K random points, drawn from jax.random.key(K)) are annealed from t = 1e-2 and
-solved by 80 Newton steps (``gnc_jax._src.neighbours``, which ``gnc-jax sweep --neighbours`` runs over a
-sweep's own store); where the best of them beats the pair's code, the best eight join the
-solve's population as above. Pairs run by increasing K, so that a new code of K - 1 seeds K; a new code of
-K + 1 seeds K on the next run (rerun until it solves none; docs/table.md, "Codes from their neighbours"):
+solved by 80 Newton steps; where the best of them beats the pair's code, the best eight join the
+solve's population as above (``gnc_jax._src.neighbours.neighbour_pass``, the pass that
+``gnc-jax sweep --neighbours`` runs over a sweep's own store). Pairs run by increasing K, so that a new
+code of K - 1 seeds K, and a pair raised sends K - 1 and K + 1 back to be screened (docs/table.md,
+"Codes from their neighbours"):
 
     python benchmarks/monotone.py --neighbours --d 6 --out benchmarks/results/table46/neighbours.csv
 """
@@ -34,23 +35,15 @@ import time
 from pathlib import Path
 
 import jax
-import numpy as np
 
 import gnc_jax
 from gnc_jax import SearchSettings, SolverSettings, store
-from gnc_jax._src.neighbours import less_one_point, neighbour_codes
+from gnc_jax._src.neighbours import less_one_point, neighbour_pass
 from gnc_jax._src.sweep import Instance, _row, row_provenance
 
 from build_table import best_codes  # benchmarks/, this script's directory
 
 CANDIDATES = 8  # drops that join the solve's population
-
-
-def neighbour_candidates(codes: dict, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
-    """The finished neighbour codes of the Tammes pair (d, K) (module docstring) and their min angles,
-    best first; empty where the table has neither neighbour."""
-    lower, upper = (codes.get(("tammes", d, k), (None, None))[1] for k in (K - 1, K + 1))
-    return neighbour_codes(d, K, lower, upper, jax.random.key(K))
 
 
 def table(stores) -> dict:
@@ -65,13 +58,10 @@ def table(stores) -> dict:
     }
 
 
-def solve_from(
-    st, codes: dict, problem: str, d: int, K: int, initial: list, started: str, floor: float, settings
-):
+def solve_from(st, codes: dict, problem: str, d: int, K: int, initial: list, started: str, settings) -> float:
     """A default-settings solve of (problem, d, K) (seed 0) with ``initial`` in its population; the
-    certified row goes to ``st`` (its settings name ``started``) and the code to ``codes``. A score
-    below ``floor`` (the best start's, less the tolerance) ends the run: the solve lost its start,
-    a bug, not a result."""
+    certified row goes to ``st`` (its settings name ``started``) and the code to ``codes``. Returns
+    the new score."""
     solver, search = settings
     t0 = time.perf_counter()
     sol = gnc_jax.solve_pairs(
@@ -91,8 +81,21 @@ def solve_from(
         f"{time.perf_counter() - t0:.1f} s",
         flush=True,
     )
-    if new < floor:
-        sys.exit(f"{problem} d={d} K={K}: {new} below the start's {floor}")
+    return new
+
+
+def neighbour_screen(st, codes: dict, pairs, settings) -> int:
+    """The neighbour pass (module docstring) over the Tammes ``pairs`` of ``codes`` (the table),
+    each new code going to the store ``st`` and to ``codes``. Returns how many pairs it raised."""
+
+    def best(d, K):
+        return codes["tammes", d, K][:2] if ("tammes", d, K) in codes else None
+
+    def solve(d, K, Z, angles):
+        started = f"finished neighbour codes, best {angles[0]:.9f}"
+        return solve_from(st, codes, "tammes", d, K, list(Z[:CANDIDATES]), started, settings)
+
+    return neighbour_pass(pairs, best, solve, lambda d, K: jax.random.key(K), progress=None)
 
 
 def main():
@@ -100,7 +103,7 @@ def main():
     ap.add_argument("stores", nargs="*", help="stores joined with the shipped table")
     ap.add_argument("--out", required=True, help="the store the new codes go to")
     ap.add_argument(
-        "--tol", type=float, default=1e-9, help="shortfalls up to this are rounding (score units)"
+        "--tol", type=float, default=1e-9, help="the monotone pass: shortfalls up to this are rounding (score units)"
     )
     ap.add_argument("--neighbours", action="store_true", help="screen every Tammes pair (docstring)")
     ap.add_argument("--d", default="", help="with --neighbours: the dimensions, e.g. 5,6 (default all)")
@@ -122,14 +125,7 @@ def main():
             pairs = sorted((d, K) for p, d, K in codes if p == "tammes" and (not dims or d in dims))
             if not pairs:
                 ap.error(f"--d {args.d}: the table has no Tammes code of these dimensions")
-            for d, K in pairs:
-                Z, angles = neighbour_candidates(codes, d, K)
-                score = codes["tammes", d, K][0]
-                if not len(angles) or angles[0] <= score + args.tol:
-                    continue
-                started = f"finished neighbour codes, best {angles[0]:.9f}"
-                floor = angles[0] - args.tol
-                solve_from(st, codes, "tammes", d, K, list(Z[:CANDIDATES]), started, floor, settings)
+            neighbour_screen(st, codes, pairs, settings)
             return
         for problem, d, K in sorted(codes, key=lambda k: (k[0], k[1], -k[2])):
             score, _, _ = codes[problem, d, K]
@@ -137,10 +133,11 @@ def main():
             if larger is None or score >= larger[0] - args.tol:
                 continue
             started = f"the (d, K + 1) code of {larger[2]} less one point"
-            floor = larger[0] - args.tol
-            solve_from(
-                st, codes, problem, d, K, less_one_point(larger[1], CANDIDATES), started, floor, settings
+            new = solve_from(
+                st, codes, problem, d, K, less_one_point(larger[1], CANDIDATES), started, settings
             )
+            if new < larger[0] - args.tol:  # the solve lost its start: a bug, not a result
+                sys.exit(f"{problem} d={d} K={K}: {new} below the start's {larger[0]}")
 
 
 if __name__ == "__main__":

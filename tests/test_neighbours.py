@@ -10,7 +10,7 @@ import pytest
 
 from gnc_jax import SolverSettings
 from gnc_jax._src import store
-from gnc_jax._src.neighbours import less_one_point, neighbour_codes, plus_one_point
+from gnc_jax._src.neighbours import less_one_point, neighbour_codes, neighbour_pass, plus_one_point
 from gnc_jax._src.sweep import sweep
 
 OCTAHEDRON = np.hstack([np.eye(3), -np.eye(3)])
@@ -66,6 +66,34 @@ def test_neighbour_codes_reach_the_six_point_optimum_and_check_shapes():
         neighbour_codes(3, 6, None, OCTAHEDRON, jax.random.key(1))
 
 
+def test_the_pass_requeues_a_raised_pairs_neighbours_and_stops_on_a_lost_start():
+    # (3, 5) is the bipyramid (the optimum, 90 degrees), (3, 6) the poor code and (3, 7) the octahedron
+    # and a face centre (54.7 degrees). The candidates of 6 reach its optimum, 90 degrees: 6 is raised
+    # and sends 5 and 7 back; the octahedron plus a point then raises 7, which sends 6 back.
+    above = np.hstack([OCTAHEDRON, [[1], [1], [1]] / np.sqrt(3)])
+    codes = {5: BIPYRAMID, 6: POOR_SIX, 7: above}
+    screened = []
+
+    def best(d, K):
+        return (min_angle_deg(codes[K]), codes[K]) if K in codes else None
+
+    def keep_start(d, K, Z, angles):
+        codes[K] = Z[0]
+        return angles[0]
+
+    def key(d, K):
+        screened.append(K)
+        return jax.random.key(K)
+
+    assert neighbour_pass([(3, 5), (3, 6), (3, 7)], best, keep_start, key, progress=None) == 2
+    assert screened == [5, 6, 5, 7, 6]
+    assert min_angle_deg(codes[6]) == pytest.approx(90.0, abs=1e-6)
+    assert min_angle_deg(codes[7]) > min_angle_deg(above) + 10
+    codes[6] = POOR_SIX
+    with pytest.raises(RuntimeError, match="d=3 K=6: the solve ended at 60.0 deg, below its start"):
+        neighbour_pass([(3, 6)], best, lambda d, K, Z, angles: 60.0, key, progress=None)
+
+
 def test_the_sweeps_neighbour_pass_raises_a_poor_code_once(tmp_path, monkeypatch):
     # A store whose (3, 6) row is the poor code (written by hand, as another run would); the sweep
     # solves (3, 5), then its pass makes (3, 6) from the bipyramid plus a point and solves it again.
@@ -76,7 +104,7 @@ def test_the_sweeps_neighbour_pass_raises_a_poor_code_once(tmp_path, monkeypatch
         screened.append(K)
         return neighbour_codes(d, K, lower, upper, key)
 
-    monkeypatch.setattr("gnc_jax._src.sweep.neighbour_codes", spy)
+    monkeypatch.setattr("gnc_jax._src.neighbours.neighbour_codes", spy)
     path = tmp_path / "s.csv"
     with store.ResultsStore(path) as st:
         row = {k: None for k in store.COLUMNS} | dict(problem="tammes", d=3, K=6, status="stationary")

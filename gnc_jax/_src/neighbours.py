@@ -6,7 +6,9 @@ Some of the table's codes of K are one of these, seldom reached by a random draw
 (docs/results.md, "Where the d >= 5 misses come from"). The candidates: the code of K - 1 plus
 a point in each of its deepest holes, and the code of K + 1 less each point, each annealed (log-sum-exp,
 from t = 1e-2) and finished by the interior-point Newton steps: every one, since the ranking after the
-anneal alone misleads (docs/results.md, "A neighbour pass in the sweep").
+anneal alone misleads (docs/results.md, "A neighbour pass in the sweep"). :func:`neighbour_pass` screens
+pairs with them, for ``gnc-jax sweep --neighbours`` (a sweep's store) and ``benchmarks/monotone.py``
+(the table).
 
 >>> import numpy as np
 >>> octahedron = np.hstack([np.eye(3), -np.eye(3)])
@@ -17,6 +19,8 @@ anneal alone misleads (docs/results.md, "A neighbour pass in the sweep").
 from __future__ import annotations
 
 import functools
+import sys
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +33,7 @@ from gnc_jax._src.objectives import TAMMES
 from gnc_jax._src.process import float64
 from gnc_jax._src.search import _min_chord, angle_deg
 
+GAIN_DEG = 1e-6  # a finished candidate above the pair's code by more: the pair is solved again
 HOLES = 16  # the code of K - 1 plus a point: this many of its deepest holes
 NEWTON_STEPS = 80  # the interior-point finish of a candidate
 KEEP = 8  # candidates returned, the best finished ones
@@ -120,3 +125,54 @@ def neighbour_codes(
     Z, angles = anneal_and_finish(np.stack(starts))
     order = np.argsort(-angles, kind="stable")[:keep]
     return Z[order], angles[order]
+
+
+def neighbour_pass(
+    pairs,
+    best: Callable,
+    solve: Callable,
+    key: Callable,
+    progress=sys.stderr,
+) -> int:
+    """Screen the Tammes pairs by increasing K: where the best of :func:`neighbour_codes` from the
+    current best codes of K - 1 and K + 1 is above the pair's by more than ``GAIN_DEG``, the pair is
+    solved again with the candidates in its population. A pair raised puts its neighbours among
+    ``pairs`` back in the queue, so a code of K + 1 raised after K was screened is tried on K.
+
+    Args:
+      pairs: the (d, K) pairs screened.
+      best: ``best(d, K)`` -> (min angle in degrees, W) of the pair's best code now, or None.
+      solve: ``solve(d, K, Z, angles)`` solves the pair with the candidates Z (best first, their
+        min angles ``angles``) in its population, records the code and returns its min angle.
+      key: ``key(d, K)`` -> the jax key of the hole draw.
+      progress: a file for one line per pair solved (None: silent).
+
+    Returns:
+      How many pairs the pass raised.
+
+    Raises:
+      RuntimeError: a solve ended below its best candidate (it lost its start: a bug, not a result).
+    """
+    pairs = set(pairs)
+    queue, raised = set(pairs), set()
+    while queue:
+        d, K = min(queue)
+        queue.remove((d, K))
+        now = best(d, K)
+        if now is None:
+            continue
+        lower, upper = ((c[1] if (c := best(d, k)) is not None else None) for k in (K - 1, K + 1))
+        Z, angles = neighbour_codes(d, K, lower, upper, key(d, K))
+        if not len(angles) or angles[0] <= now[0] + GAIN_DEG:
+            continue
+        new = solve(d, K, Z, angles)
+        if progress is not None:
+            print(f"neighbours: tammes d={d} K={K}: {now[0]:.9f} -> {new:.9f} deg", file=progress, flush=True)
+        if new < angles[0] - GAIN_DEG:
+            raise RuntimeError(
+                f"tammes d={d} K={K}: the solve ended at {new} deg, below its start's {angles[0]}"
+            )
+        if new > now[0] + GAIN_DEG:
+            raised.add((d, K))
+            queue |= {(d, K - 1), (d, K + 1)} & pairs
+    return len(raised)

@@ -36,12 +36,11 @@ from gnc_jax._src import batch, registry, runner, store
 from gnc_jax._src.process import float64, release_compiled_programs
 from gnc_jax._src.driver import SolverSettings
 from gnc_jax._src.errors import InvalidArgument
-from gnc_jax._src.neighbours import neighbour_codes
+from gnc_jax._src.neighbours import neighbour_pass
 from gnc_jax._src.search import SearchSettings
 from gnc_jax._src.ufm import UFMSettings, solve_ufm_instances
 
 PROBLEMS = registry.STORED
-NEIGHBOUR_GAIN_DEG = 1e-6  # a finished neighbour code above the pair's by more: the pair is solved again
 
 
 class Instance(NamedTuple):
@@ -277,53 +276,28 @@ def _run_chunks(st, chunks, solve_chunk, provenance, workers, bar, finished, rel
 
 
 def _neighbour_pass(st, mine, seed: int, solver, search, settings_json: str, progress) -> int:
-    """The neighbour pass (:mod:`gnc_jax._src.neighbours`) over the Tammes pairs ``mine``, by increasing
-    K: where the best finished candidate from the store's best codes of K - 1 and K + 1 is above the
-    store's best code of the pair by more than ``NEIGHBOUR_GAIN_DEG``, the finished ones join the
-    population of a solve of the pair with the sweep's seed and settings, whose row is appended (its
-    settings name the start). A pair raised puts its neighbours in ``mine`` back in the queue, so a
-    code of K + 1 raised after K was screened is tried on K in the same pass. Candidates below the
-    pair's code change nothing, so a rerun solves only what an interruption left.
+    """:func:`gnc_jax._src.neighbours.neighbour_pass` over the Tammes pairs ``mine`` and the store
+    ``st``'s best Tammes codes: each pair raised is solved with the sweep's seed and settings, its row
+    appended (its settings name the start). Candidates below the pair's code change nothing, so a
+    rerun solves only what an interruption left. Returns how many pairs the pass raised."""
+    insts = {(i.d, i.K): i for i in mine}
 
-    Returns:
-      How many pairs the pass raised.
-    """
-    pairs = {(i.d, i.K): i for i in mine}
-    queue, raised = set(pairs), set()
-    while queue:
-        pair = min(queue)
-        queue.remove(pair)
-        inst = pairs[pair]
-        best = {(r["d"], r["K"]): r for r in store.best([r for r in st.rows if r["problem"] == "tammes"])}
-        if (inst.d, inst.K) not in best:
-            continue
-        lower, upper = (
-            store.load_config(st.path, best[inst.d, k])["W"] if (inst.d, k) in best else None
-            for k in (inst.K - 1, inst.K + 1)
-        )
-        key = jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), inst.d), inst.K)
-        Z, angles = neighbour_codes(inst.d, inst.K, lower, upper, key)
-        old = best[inst.d, inst.K]["min_angle_deg"]
-        if not len(angles) or angles[0] <= old + NEIGHBOUR_GAIN_DEG:
-            continue
+    def best(d, K):
+        rows = store.best([r for r in st.rows if r["problem"] == "tammes" and (r["d"], r["K"]) == (d, K)])
+        return (rows[0]["min_angle_deg"], store.load_config(st.path, rows[0])["W"]) if rows else None
+
+    def solve(d, K, Z, angles):
+        inst = insts[d, K]
         (sol,) = batch.solve_pairs(
-            "tammes",
-            [(inst.d, inst.K)],
-            seed=seed,
-            solver=solver,
-            search=search,
-            initial={(inst.d, inst.K): list(Z)},
+            "tammes", [(d, K)], seed=seed, solver=solver, search=search, initial={(d, K): list(Z)}
         )
         started = json.loads(settings_json) | {"initial": f"neighbour codes, best {angles[0]:.9f} deg"}
         provenance = row_provenance(seed, json.dumps(started, sort_keys=True))
         st.append([_row(inst, sol, st.save_config(st.unused_stem(inst.stem()), {"W": sol.W}), provenance)])
-        new = sol.summary()["min_angle_deg"]
-        if new > old + NEIGHBOUR_GAIN_DEG:
-            raised.add((inst.d, inst.K))
-            queue |= {(inst.d, inst.K - 1), (inst.d, inst.K + 1)} & pairs.keys()
-        if progress is not None:
-            print(f"neighbours: tammes d={inst.d} K={inst.K}: {old:.9f} -> {new:.9f} deg", file=progress)
-    return len(raised)
+        return sol.summary()["min_angle_deg"]
+
+    key = lambda d, K: jax.random.fold_in(jax.random.fold_in(jax.random.key(seed), d), K)
+    return neighbour_pass(insts, best, solve, key, progress)
 
 
 def sweep(
