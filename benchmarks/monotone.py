@@ -103,7 +103,10 @@ def main():
     ap.add_argument("stores", nargs="*", help="stores joined with the shipped table")
     ap.add_argument("--out", required=True, help="the store the new codes go to")
     ap.add_argument(
-        "--tol", type=float, default=1e-9, help="the monotone pass: shortfalls up to this are rounding (score units)"
+        "--tol",
+        type=float,
+        default=1e-9,
+        help="the monotone pass: shortfalls up to this are rounding (score units)",
     )
     ap.add_argument("--neighbours", action="store_true", help="screen every Tammes pair (docstring)")
     ap.add_argument("--d", default="", help="with --neighbours: the dimensions, e.g. 5,6 (default all)")
