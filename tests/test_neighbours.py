@@ -60,6 +60,8 @@ def test_neighbour_codes_reach_the_six_point_optimum_and_check_shapes():
     assert Z.shape == (8, 3, 6) and list(angles) == sorted(angles, reverse=True)
     np.testing.assert_allclose([min_angle_deg(W) for W in Z], angles, atol=1e-9)
     assert angles[0] == pytest.approx(90.0, abs=1e-6)  # the proven optimum of (3, 6)
+    _, angles = neighbour_codes(3, 6, BIPYRAMID, None, jax.random.key(1))  # the code below only
+    assert len(angles) == 8 and angles.min() == pytest.approx(90.0, abs=1e-6)  # every hole gives it
     Z, angles = neighbour_codes(3, 5, None, None, jax.random.key(1))
     assert Z.shape == (0, 3, 5) and angles.shape == (0,)
     with pytest.raises(ValueError, match=r"upper must have shape \(3, 7\)"):
